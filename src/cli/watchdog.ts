@@ -1,0 +1,45 @@
+/** `hermit watchdog --ppid N -- CMD…`: run CMD in its own group; reap it when N dies. */
+import { type Command, Option } from "@commander-js/extra-typings";
+import { usageError } from "../errors.ts";
+import { runWatchdog } from "../process/watchdog_run.ts";
+import type { SetExit } from "./app.ts";
+
+const positiveNumber = (what: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw usageError(`${what} must be a positive number, got '${v}'`);
+  return n;
+};
+
+export function registerWatchdog(program: Command, setExit: SetExit): void {
+  program.command("watchdog")
+    .description(
+      "run CMD in its own process group; when process N dies, SIGTERM the group, then SIGKILL after the grace period",
+    )
+    .usage("--ppid N [--grace S] [--poll S] -- CMD [ARGS…]")
+    .requiredOption("--ppid <pid>", "the process to watch", (v) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n <= 0) throw usageError(`--ppid must be a process id, got '${v}'`);
+      return n;
+    })
+    .option("--grace <seconds>", "from SIGTERM to SIGKILL", positiveNumber("--grace"), 3)
+    .option("--poll <seconds>", "how often the parent is checked", positiveNumber("--poll"), 2)
+    .addOption(
+      new Option("--supervise", "own the groups registered on stdin (used by hermit itself)").hideHelp(),
+    )
+    .argument("[command...]", "the command to run, after --")
+    .passThroughOptions()
+    .action(async (command, opts) => {
+      if (!opts.supervise && command.length === 0) {
+        throw usageError("watchdog needs a command after --, e.g. hermit watchdog --ppid 123 -- sleep 10");
+      }
+      if (opts.supervise && command.length > 0) throw usageError("watchdog --supervise takes no command");
+      setExit(
+        await runWatchdog({
+          ppid: opts.ppid,
+          command: opts.supervise ? undefined : command,
+          graceMs: opts.grace * 1000,
+          pollMs: opts.poll * 1000,
+        }),
+      );
+    });
+}

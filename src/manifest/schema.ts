@@ -1,0 +1,181 @@
+/**
+ * The shape of `hermit.yaml` (DESIGN.md section 1) as zod schemas. Messages here are written for
+ * a person reading one line: they name the field and say what to write instead. Defaults and
+ * normalization (trust, filters) happen in `normalize.ts`, not here.
+ */
+import { z } from "zod";
+
+export const ADAPTER_NAME = /^[a-z0-9][a-z0-9-]*$/;
+export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+export const SERVER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+const str = (what: string) => z.string({ error: `must be ${what}` });
+const bool = z.boolean({ error: "must be true or false" });
+const seconds = z.number({ error: "must be a number of seconds" }).nonnegative({
+  error: "must be zero or more seconds",
+});
+const stringList = z.array(z.string({ error: "must be a string" }), { error: "must be a list of strings" });
+const stringMap = z.record(z.string(), z.string({ error: "must be a string (quote numbers and booleans)" }), {
+  error: "must be a mapping of names to strings",
+});
+/** Hermes accepts a single string where a list is meant (`include: read_file`). */
+const oneOrMany = z.union([z.string(), stringList], { error: "must be a name, a glob, or a list of them" });
+
+const jsonSchemaObject = z.record(z.string(), z.unknown(), {
+  error: "must be a JSON Schema object, e.g. { type: object, properties: { text: { type: string } } }",
+});
+
+export const commandToolSchema = z.strictObject({
+  description: str("a string").optional(),
+  title: str("a string").optional(),
+  input: jsonSchemaObject.optional(),
+  output: jsonSchemaObject.optional(),
+  run: z.array(z.string({ error: "must be a string" }), {
+    error: "must be a list of strings, e.g. run: [python3, tools/add_note.py]",
+  }).min(1, { error: "must name a program to run, e.g. run: [python3, tools/add_note.py]" }),
+  read_only: bool.optional(),
+  destructive: bool.optional(),
+  idempotent: bool.optional(),
+  open_world: bool.optional(),
+  timeout: z.number({ error: "must be a number of seconds" }).positive({
+    error: "must be more than 0 seconds",
+  })
+    .optional(),
+  env: stringMap.optional(),
+  cwd: str("a directory path relative to the adapter").optional(),
+});
+
+const toolFilterSchema = z.strictObject({
+  include: oneOrMany.optional(),
+  exclude: oneOrMany.optional(),
+  resources: bool.optional(),
+  prompts: bool.optional(),
+});
+
+const samplingSchema = z.strictObject({
+  enabled: bool.optional(),
+  max_rpm: z.number({ error: "must be a number of requests per minute" }).int().nonnegative().optional(),
+  timeout: seconds.optional(),
+  max_tokens_cap: z.number({ error: "must be a number of tokens" }).int().positive().optional(),
+  max_tool_rounds: z.number({ error: "must be a number of rounds" }).int().nonnegative().optional(),
+  model: str("a model name").optional(),
+  allowed_models: stringList.optional(),
+});
+
+const elicitationSchema = z.strictObject({
+  enabled: bool.optional(),
+  timeout: seconds.optional(),
+});
+
+const oauthSchema = z.strictObject({
+  client_id: str("a string").optional(),
+  client_secret: str("a string").optional(),
+  scope: str("a string").optional(),
+  redirect_port: z.number({ error: "must be a port number" }).int().min(1).max(65535).optional(),
+  client_name: str("a string").optional(),
+});
+
+export const upstreamSchema = z.strictObject({
+  command: str("a program name or path, e.g. command: npx").optional(),
+  args: z.array(z.string({ error: "must be a string (quote numbers)" }), {
+    error: 'must be a list of strings, e.g. args: [-y, "@modelcontextprotocol/server-memory"]',
+  }).optional(),
+  env: stringMap.optional(),
+  cwd: str("a directory path").optional(),
+  url: str("an http:// or https:// URL").optional(),
+  headers: stringMap.optional(),
+  transport: z.enum(["stdio", "http", "streamable-http", "sse"], {
+    error: "must be one of: stdio, http, sse",
+  }).optional(),
+  enabled: bool.optional(),
+  timeout: z.number({ error: "must be a number of seconds" }).positive().optional(),
+  connect_timeout: z.number({ error: "must be a number of seconds" }).positive().optional(),
+  keepalive_interval: seconds.optional(),
+  idle_timeout_seconds: seconds.optional(),
+  max_lifetime_seconds: seconds.optional(),
+  lazy: bool.optional(),
+  tools: toolFilterSchema.optional(),
+  rename: z.record(z.string(), z.string({ error: "must be the exported name (a string)" }), {
+    error: "must map upstream tool names to exported names, e.g. rename: { read_file: fs_read }",
+  }).optional(),
+  prefix: str("a string").optional(),
+  trust: z.string({ error: "must be full or untrusted" }).optional(),
+  auth: z.enum(["oauth"], { error: "must be oauth (put static tokens in headers:)" }).optional(),
+  oauth: oauthSchema.optional(),
+  sampling: samplingSchema.optional(),
+  elicitation: elicitationSchema.optional(),
+});
+
+export const serveSchema = z.strictObject({
+  transport: z.enum(["stdio", "http"], { error: "must be stdio or http" }).optional(),
+  command: str("the line a host runs, e.g. command: hermit serve .").optional(),
+  health: z.enum(["tools/list"], { error: "must be tools/list" }).optional(),
+  lifecycle: z.enum(["session", "standalone"], { error: "must be session or standalone" }).optional(),
+  host_launch: bool.optional(),
+  instructions: str("a file in the adapter, e.g. instructions: SERVICE.md").optional(),
+  idle_shutdown_seconds: seconds.optional(),
+  port: z.number({ error: "must be a port number" }).int().min(0).max(65535).optional(),
+});
+
+export const exportsSchema = z.strictObject({
+  tools: z.array(
+    z.string({ error: "must be a tool name" }).regex(TOOL_NAME, {
+      error: "must be a tool name of letters, digits, _ or - (at most 64)",
+    }),
+    { error: "must be a list of tool names, e.g. tools: [add_note, search_notes]" },
+  ).optional(),
+  context: str("a file in the adapter, e.g. context: CONTEXT.md").optional(),
+  skills: str("a directory in the adapter, e.g. skills: skills/").optional(),
+  roles: str("a directory in the adapter, e.g. roles: roles/").optional(),
+});
+
+export const manifestSchema = z.strictObject({
+  name: z.string({ error: "must be a string, e.g. name: notes" }).regex(ADAPTER_NAME, {
+    error: "must be lowercase letters, digits and dashes, starting with a letter or digit, e.g. name: notes",
+  }).max(64, { error: "must be at most 64 characters" }),
+  version: z.string({ error: 'must be a string; quote it, e.g. version: "1.0"' }).optional(),
+  description: str("a string").optional(),
+  exports: exportsSchema.optional(),
+  tools: z.record(
+    z.string().regex(TOOL_NAME, { error: "must be a tool name of letters, digits, _ or - (at most 64)" }),
+    commandToolSchema,
+    { error: "must be a mapping of tool names to command tools" },
+  ).optional(),
+  mcp_servers: z.record(
+    z.string().regex(SERVER_NAME, { error: "must be a server name of letters, digits, _ or -" }),
+    upstreamSchema,
+    { error: "must be a mapping of server names to servers" },
+  ).optional(),
+  serve: serveSchema.optional(),
+});
+
+export type RawManifest = z.output<typeof manifestSchema>;
+export type RawCommandTool = z.output<typeof commandToolSchema>;
+export type RawUpstream = z.output<typeof upstreamSchema>;
+
+/** Every key the schema knows, per position, for "did you mean" suggestions. */
+export function knownKeys(path: (string | number)[]): string[] {
+  const shapeAt = (schema: z.ZodType, rest: (string | number)[]): string[] => {
+    let s: z.ZodType = schema;
+    for (const seg of rest) {
+      s = unwrap(s);
+      if (s instanceof z.ZodObject) {
+        const next = (s.shape as Record<string, z.ZodType>)[String(seg)];
+        if (!next) return [];
+        s = next;
+      } else if (s instanceof z.ZodRecord) {
+        s = s.valueType as unknown as z.ZodType;
+      } else if (s instanceof z.ZodArray) {
+        s = s.element as unknown as z.ZodType;
+      } else return [];
+    }
+    s = unwrap(s);
+    return s instanceof z.ZodObject ? Object.keys(s.shape) : [];
+  };
+  return shapeAt(manifestSchema, path);
+}
+
+function unwrap(s: z.ZodType): z.ZodType {
+  while (s instanceof z.ZodOptional || s instanceof z.ZodDefault) s = s.unwrap() as z.ZodType;
+  return s;
+}

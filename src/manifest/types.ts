@@ -1,0 +1,112 @@
+/**
+ * The normalized manifest every other module works with: defaults applied, Hermes-compatible
+ * numbers filled in, trust folded to `full | untrusted`. Raw YAML shapes stay in `schema.ts`.
+ */
+import type { LocatedIssue } from "./locate.ts";
+
+export type Trust = "full" | "untrusted";
+export type UpstreamKind = "stdio" | "http" | "sse";
+
+/** Hermes's numeric defaults (reference/hermes.md section 2), matched on purpose. */
+export const DEFAULTS = {
+  toolTimeoutSeconds: 60,
+  callTimeoutSeconds: 300,
+  connectTimeoutSeconds: 60,
+  keepaliveSeconds: 180,
+  keepaliveFloorSeconds: 5,
+  idleShutdownSeconds: 300,
+  sampling: { enabled: true, maxRpm: 10, timeoutSeconds: 30, maxTokensCap: 4096, maxToolRounds: 5 },
+  elicitation: { enabled: true, timeoutSeconds: 300 },
+} as const;
+
+export interface CommandTool {
+  name: string;
+  description: string;
+  title?: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  run: string[];
+  readOnly: boolean;
+  destructive?: boolean;
+  idempotent?: boolean;
+  openWorld?: boolean;
+  timeoutSeconds: number;
+  env: Record<string, string>;
+  /** Relative to the adapter directory. */
+  cwd?: string;
+}
+
+export interface SamplingPolicy {
+  enabled: boolean;
+  maxRpm: number;
+  timeoutSeconds: number;
+  maxTokensCap: number;
+  maxToolRounds: number;
+  model?: string;
+  allowedModels: string[];
+}
+
+export interface Upstream {
+  name: string;
+  kind: UpstreamKind;
+  command?: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+  url?: string;
+  headers: Record<string, string>;
+  enabled: boolean;
+  callTimeoutSeconds: number;
+  connectTimeoutSeconds: number;
+  keepaliveSeconds: number;
+  /** 0 = never recycle. */
+  idleTimeoutSeconds: number;
+  maxLifetimeSeconds: number;
+  lazy: boolean;
+  include?: string[];
+  exclude: string[];
+  resources: boolean;
+  prompts: boolean;
+  rename: Record<string, string>;
+  prefix: string;
+  trust: Trust;
+  /** The value as written, when it was not `full` or `untrusted`. */
+  trustWritten?: string;
+  auth?: "oauth";
+  oauth: {
+    clientId?: string;
+    clientSecret?: string;
+    scope?: string;
+    redirectPort?: number;
+    clientName?: string;
+  };
+  sampling: SamplingPolicy;
+  elicitation: { enabled: boolean; timeoutSeconds: number };
+}
+
+export interface ServeConfig {
+  transport: "stdio" | "http";
+  command: string;
+  health: "tools/list";
+  lifecycle: "session" | "standalone";
+  hostLaunch: boolean;
+  instructions?: string;
+  idleShutdownSeconds: number;
+  port?: number;
+}
+
+export interface Manifest {
+  /** Absolute path of hermit.yaml. */
+  file: string;
+  /** Absolute path of the adapter directory. */
+  dir: string;
+  name: string;
+  version?: string;
+  description?: string;
+  exports: { tools: string[]; context?: string; skills?: string; roles?: string };
+  tools: Record<string, CommandTool>;
+  upstreams: Record<string, Upstream>;
+  serve: ServeConfig;
+  /** Things worth saying that do not make the manifest invalid. */
+  warnings: LocatedIssue[];
+}

@@ -1,0 +1,38 @@
+/**
+ * The only module that knows which runtime hermit runs on (Deno, Bun, or the Bun-compiled binary)
+ * and how to start another copy of itself.
+ */
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+
+interface DenoLike {
+  execPath(): string;
+}
+interface BunLike {
+  main: string;
+}
+
+const g = globalThis as unknown as { Deno?: DenoLike; Bun?: BunLike };
+
+export const runtime: "deno" | "bun" | "node" = g.Deno ? "deno" : g.Bun ? "bun" : "node";
+
+/** True inside a `bun build --compile` (or `deno compile`) executable. */
+export const compiled: boolean = import.meta.url.includes("$bunfs") ||
+  import.meta.url.includes("~BUN") || import.meta.url.includes("/deno-compile-");
+
+export const isWindows = process.platform === "win32";
+
+const mainModule = (): string => fileURLToPath(new URL("../main.ts", import.meta.url));
+
+/**
+ * argv that starts hermit again: the binary itself when compiled, otherwise the runtime plus
+ * `src/main.ts`. `HERMIT_SELF` (a path to a hermit executable) overrides, which tests use to run
+ * children from `dist/hermit`.
+ */
+export function selfCommand(): string[] {
+  const override = process.env.HERMIT_SELF;
+  if (override) return [override];
+  if (compiled) return [process.execPath];
+  if (runtime === "deno") return [g.Deno!.execPath(), "run", "-A", "--no-check", mainModule()];
+  return [process.execPath, mainModule()];
+}

@@ -1,0 +1,133 @@
+/**
+ * Children in their own process group. Every process hermit starts goes through `spawnInGroup`,
+ * which records the group so it can be stopped (stdin close, SIGTERM to the group, a grace period,
+ * SIGKILL) when hermit stops, and so the watchdog can reap it if hermit is killed outright.
+ */
+import { type ChildProcess, spawn, type StdioOptions } from "node:child_process";
+import process from "node:process";
+import { groupAlive, signalGroup } from "../platform/proc.ts";
+import { type ExitStatus, exitStatusOf, spawnErrorStatus } from "./exit_status.ts";
+
+export const DEFAULT_GRACE_MS = 3000;
+
+export interface GroupSpawnOptions {
+  cwd?: string;
+  env: Record<string, string>;
+  stdio?: StdioOptions;
+}
+
+type Listener = (event: "add" | "remove", pgid: number) => void;
+const listeners = new Set<Listener>();
+const groups = new Set<ProcessGroup>();
+
+/** Be told when a group starts or is gone (the watchdog supervisor client listens). */
+export function onGroupChange(listener: Listener): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+export function activeGroups(): number[] {
+  return [...groups].map((g) => g.pgid).filter((p): p is number => p !== undefined);
+}
+
+/** Stop every group hermit started, in parallel. */
+export async function stopAllGroups(graceMs = DEFAULT_GRACE_MS): Promise<void> {
+  await Promise.all([...groups].map((g) => g.stop({ graceMs })));
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export class ProcessGroup {
+  readonly child: ChildProcess;
+  readonly command: string;
+  /** The group id: the leader's pid (undefined when the spawn failed). */
+  readonly pgid: number | undefined;
+  /** Resolves when the leader has exited (or could not start). */
+  readonly exited: Promise<ExitStatus>;
+  #status: ExitStatus | undefined;
+  #stopping: Promise<ExitStatus> | undefined;
+
+  constructor(command: string, args: string[], opts: GroupSpawnOptions) {
+    this.command = command;
+    const windows = process.platform === "win32";
+    this.child = spawn(command, args, {
+      cwd: opts.cwd,
+      env: opts.env,
+      stdio: opts.stdio ?? ["pipe", "pipe", "pipe"],
+      detached: !windows,
+      windowsHide: true,
+    });
+    this.pgid = this.child.pid;
+    this.exited = new Promise<ExitStatus>((resolve) => {
+      this.child.once("error", (err) => {
+        this.#finish(spawnErrorStatus(command, err as NodeJS.ErrnoException));
+        resolve(this.#status!);
+      });
+      this.child.once("exit", (code, signal) => {
+        this.#finish(exitStatusOf(code, signal));
+        resolve(this.#status!);
+      });
+    });
+    if (this.pgid !== undefined) {
+      groups.add(this);
+      for (const l of listeners) l("add", this.pgid);
+    }
+  }
+
+  get running(): boolean {
+    return this.#status === undefined;
+  }
+
+  get status(): ExitStatus | undefined {
+    return this.#status;
+  }
+
+  #finish(status: ExitStatus): void {
+    if (this.#status) return;
+    this.#status = status;
+    // The leader is gone; descendants may still hold the group until stop() reaps them.
+    if (this.pgid !== undefined && !groupAlive(this.pgid)) this.#forget();
+  }
+
+  #forget(): void {
+    if (this.pgid === undefined || !groups.delete(this)) return;
+    for (const l of listeners) l("remove", this.pgid);
+  }
+
+  /**
+   * Stop the whole group: close stdin and give the leader `stdinMs` to leave on its own, then
+   * SIGTERM the group, wait up to `graceMs`, then SIGKILL whatever is left.
+   */
+  stop(opts: { graceMs?: number; stdinMs?: number } = {}): Promise<ExitStatus> {
+    this.#stopping ??= this.#stop(opts.graceMs ?? DEFAULT_GRACE_MS, opts.stdinMs ?? 0);
+    return this.#stopping;
+  }
+
+  async #stop(graceMs: number, stdinMs: number): Promise<ExitStatus> {
+    const pgid = this.pgid;
+    if (pgid === undefined) return this.exited;
+    try {
+      this.child.stdin?.end();
+    } catch {
+      // already closed
+    }
+    if (stdinMs > 0 && this.running) await Promise.race([this.exited, sleep(stdinMs)]);
+    if (groupAlive(pgid)) {
+      signalGroup(pgid, "SIGTERM");
+      const deadline = Date.now() + graceMs;
+      while (groupAlive(pgid) && Date.now() < deadline) await sleep(25);
+      if (groupAlive(pgid)) {
+        signalGroup(pgid, "SIGKILL");
+        const killDeadline = Date.now() + 2000;
+        while (groupAlive(pgid) && Date.now() < killDeadline) await sleep(25);
+      }
+    }
+    const status = await Promise.race([this.exited, sleep(2000).then(() => undefined)]);
+    this.#forget();
+    return status ?? this.#status ?? { code: 137, signal: "SIGKILL", reason: "killed by SIGKILL" };
+  }
+}
+
+export function spawnInGroup(command: string, args: string[], opts: GroupSpawnOptions): ProcessGroup {
+  return new ProcessGroup(command, args, opts);
+}

@@ -1,0 +1,118 @@
+/**
+ * Process helpers for tests: polling with a deadline, process-tree inspection through /proc, and
+ * cleanup of every process a test started (by pid), so runs can repeat and overlap.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import process from "node:process";
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Poll `fn` until it returns a truthy value; throws naming `what` after `timeoutMs`. */
+export async function waitFor<T>(
+  fn: () => T | Promise<T>,
+  opts: { timeoutMs?: number; intervalMs?: number; what: string },
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 10000);
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v) return v as NonNullable<T>;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(opts.intervalMs ?? 50);
+  }
+  throw new Error(
+    `timed out after ${opts.timeoutMs ?? 10000} ms waiting for ${opts.what}${
+      last ? ` (last error: ${last})` : ""
+    }`,
+  );
+}
+
+interface Stat {
+  pid: number;
+  state: string;
+  ppid: number;
+  pgid: number;
+}
+
+function stat(pid: number): Stat | undefined {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
+    return { pid, state: f[0], ppid: Number(f[1]), pgid: Number(f[2]) };
+  } catch {
+    return undefined;
+  }
+}
+
+export function allProcesses(): Stat[] {
+  return readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map((d) => stat(Number(d))).filter((
+    s,
+  ): s is Stat => !!s);
+}
+
+export function alive(pid: number): boolean {
+  const s = stat(pid);
+  return !!s && s.state !== "Z" && s.state !== "X";
+}
+
+/** Live descendants of `pid` (children, grandchildren, …). */
+export function descendants(pid: number): number[] {
+  const procs = allProcesses().filter((p) => p.state !== "Z");
+  const out: number[] = [];
+  const frontier = [pid];
+  while (frontier.length) {
+    const p = frontier.pop()!;
+    for (const c of procs) {
+      if (c.ppid === p && !out.includes(c.pid)) {
+        out.push(c.pid);
+        frontier.push(c.pid);
+      }
+    }
+  }
+  return out;
+}
+
+/** Live processes in group `pgid`. */
+export function groupMembers(pgid: number): number[] {
+  return allProcesses().filter((p) => p.pgid === pgid && p.state !== "Z").map((p) => p.pid);
+}
+
+export function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ").trim();
+  } catch {
+    return "";
+  }
+}
+
+export function kill(pid: number, signal: NodeJS.Signals = "SIGKILL"): void {
+  try {
+    process.kill(pid, signal);
+  } catch { /* already gone */ }
+}
+
+/** Remembers pids (and their descendants at cleanup time) and kills them all at the end. */
+export class Reaper {
+  #pids = new Set<number>();
+  track(pid: number | undefined): void {
+    if (pid) this.#pids.add(pid);
+  }
+  /** Kill every tracked process and its descendants, and wait until they are gone. */
+  async reap(): Promise<void> {
+    const all = new Set<number>();
+    for (const pid of this.#pids) {
+      all.add(pid);
+      for (const d of descendants(pid)) all.add(d);
+    }
+    for (const pid of all) kill(pid);
+    await waitFor(() => [...all].every((p) => !alive(p)), {
+      timeoutMs: 5000,
+      what: "tracked processes to exit",
+    })
+      .catch(() => {});
+    this.#pids.clear();
+  }
+}
