@@ -15,6 +15,7 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   chmodSync,
+  copyFileSync,
   existsSync,
   mkdirSync,
   readFileSync,
@@ -186,6 +187,8 @@ async function main() {
   if (args.all) {
     const lines = jobs.map(({ out }) => `${sha256(out)}  ${path.basename(out)}`);
     writeFileSync(path.join(dist, "SHA256SUMS"), lines.join("\n") + "\n");
+    // the installer is published next to the binaries (it verifies them against SHA256SUMS)
+    copyFileSync(path.join(root, "install.sh"), path.join(dist, "install.sh"));
     console.error(`build: dist/SHA256SUMS (${lines.length} files), hermit ${version}`);
   }
   if (!wantDeno) {

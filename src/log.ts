@@ -1,44 +1,28 @@
 /**
- * Logging. Every line goes to stderr (stdout is the protocol channel in `serve`), optionally
- * mirrored to a file (the daemon's `DIR/.serve/log`). `HERMIT_LOG=debug|info|warn|error` sets the
- * threshold (default info).
+ * Logging. Every line goes to stderr: stdout is the protocol channel in `serve` (a daemon's
+ * stderr is its log file, `DIR/.serve/log`). `HERMIT_LOG=debug|info|warn|error|silent` sets the
+ * threshold (default info); `HERMIT_LOG_TIMESTAMPS=1` prefixes each line with the time.
  */
-import { appendFileSync } from "node:fs";
 import process from "node:process";
 
 const levels = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 } as const;
-type Level = keyof typeof levels;
+export type Level = keyof typeof levels;
 
 let threshold: number = levels[(process.env.HERMIT_LOG as Level) ?? "info"] ?? levels.info;
-let mirrorFile: string | undefined;
-let withTimestamps = false;
+const timestamps = process.env.HERMIT_LOG_TIMESTAMPS === "1";
 
 export function setLogLevel(level: Level): void {
   threshold = levels[level];
 }
 
-/** Also append every line to `path` (with timestamps), as the daemon does. */
-export function mirrorLogTo(path: string | undefined): void {
-  mirrorFile = path;
-  withTimestamps = path !== undefined;
-}
-
 function emit(level: Level, message: string): void {
   if (levels[level] < threshold) return;
-  const prefix = level === "info" ? "hermit: " : `hermit: ${level}: `;
-  const line = prefix + message + "\n";
+  const prefix = (timestamps ? new Date().toISOString() + " " : "") +
+    (level === "info" ? "hermit: " : `hermit: ${level}: `);
   try {
-    process.stderr.write(line);
+    process.stderr.write(prefix + message + "\n");
   } catch {
     // stderr closed: nothing more to do
-  }
-  if (mirrorFile) {
-    const stamp = withTimestamps ? new Date().toISOString() + " " : "";
-    try {
-      appendFileSync(mirrorFile, stamp + line);
-    } catch {
-      // the log file is best effort
-    }
   }
 }
 

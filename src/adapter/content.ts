@@ -3,7 +3,7 @@
  * (`roles/<name>.md`), each with its YAML front matter. `check` validates them; `deploy` and
  * `convert` copy them into hosts.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { Manifest } from "../manifest/types.ts";
@@ -20,36 +20,52 @@ export interface FrontMatterDoc {
   problems: string[];
 }
 
-const FRONT = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/;
+const FRONT = /^\uFEFF?---[ \t]*\r?\n(?:([\s\S]*?)\r?\n)?---[ \t]*(?:\r?\n|$)([\s\S]*)$/;
 
 export function parseFrontMatter(
   text: string,
-): { fields: Record<string, unknown>; body: string; error?: string } {
+): { fields: Record<string, unknown>; body: string; error?: string; found: boolean } {
   const m = FRONT.exec(text);
-  if (!m) return { fields: {}, body: text };
+  if (!m) return { fields: {}, body: text, found: false };
+  const fm = parseFrontMatterYaml(m[1] ?? "");
+  return { ...fm, body: m[2], found: true };
+}
+
+function parseFrontMatterYaml(yaml: string): { fields: Record<string, unknown>; error?: string } {
   try {
-    const parsed = parseYaml(m[1]);
-    if (parsed === null || parsed === undefined) return { fields: {}, body: m[2] };
+    const parsed = parseYaml(yaml, { logLevel: "error", maxAliasCount: 100 });
+    if (parsed === null || parsed === undefined) return { fields: {} };
     if (typeof parsed !== "object" || Array.isArray(parsed)) {
-      return { fields: {}, body: m[2], error: "front matter is not a mapping" };
+      return { fields: {}, error: "front matter is not a mapping; write name: and description: lines" };
     }
-    return { fields: parsed as Record<string, unknown>, body: m[2] };
+    return { fields: parsed as Record<string, unknown> };
   } catch (err) {
     return {
       fields: {},
-      body: m[2],
       error: `front matter is not valid YAML (${String((err as Error).message).split("\n")[0]})`,
     };
   }
 }
 
 function readDoc(file: string, fallbackName: string): FrontMatterDoc {
-  const text = readFileSync(file, "utf8");
-  const { fields, body, error } = parseFrontMatter(text);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    const why = `cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`;
+    return { file, name: fallbackName, fields: {}, body: "", problems: [why] };
+  }
+  const { fields, body, error, found } = parseFrontMatter(text);
+  if (!found) {
+    const why = "has no front matter; start the file with ---, name: …, description: …, ---";
+    return { file, name: fallbackName, fields, body, problems: [why] };
+  }
   const problems: string[] = error ? [error] : [];
   const name = typeof fields.name === "string" && fields.name ? fields.name : fallbackName;
-  if (typeof fields.name !== "string") problems.push("front matter has no name");
-  const description = typeof fields.description === "string" ? fields.description : undefined;
+  if (typeof fields.name !== "string" || !fields.name) problems.push("front matter has no name");
+  const description = typeof fields.description === "string" && fields.description.trim()
+    ? fields.description
+    : undefined;
   if (!description) problems.push("front matter has no description");
   return { file, name, description, fields, body, problems };
 }
@@ -62,9 +78,8 @@ export function contextPath(m: Manifest): string | undefined {
 export function listSkills(m: Manifest): FrontMatterDoc[] {
   if (!m.exports.skills) return [];
   const root = path.resolve(m.dir, m.exports.skills);
-  if (!isDir(root)) return [];
-  return readdirSync(root).sort()
-    .filter((d) => existsSync(path.join(root, d, "SKILL.md")))
+  return entries(root)
+    .filter((d) => isFile(path.join(root, d, "SKILL.md")))
     .map((d) => readDoc(path.join(root, d, "SKILL.md"), d));
 }
 
@@ -72,10 +87,18 @@ export function listSkills(m: Manifest): FrontMatterDoc[] {
 export function listRoles(m: Manifest): FrontMatterDoc[] {
   if (!m.exports.roles) return [];
   const root = path.resolve(m.dir, m.exports.roles);
-  if (!isDir(root)) return [];
-  return readdirSync(root).sort()
-    .filter((f) => f.endsWith(".md") && statSync(path.join(root, f)).isFile())
+  return entries(root)
+    .filter((f) => f.endsWith(".md") && isFile(path.join(root, f)))
     .map((f) => readDoc(path.join(root, f), f.slice(0, -3)));
+}
+
+/** The names in a directory, sorted; none when it is missing or unreadable. */
+function entries(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
 }
 
 export function isDir(p: string): boolean {

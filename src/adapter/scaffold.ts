@@ -1,9 +1,11 @@
 /**
  * `hermit init`: a new adapter with one working command tool, whose `check` passes. Nothing is
- * overwritten: an existing hermit.yaml stops the command before any file is written.
+ * overwritten: if any file init would write already exists, the command stops before writing
+ * anything; if writing fails half-way, what was written is removed again.
  */
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { parse as parseYaml } from "yaml";
 import { Exit, HermitError } from "../errors.ts";
 import { displayPath, MANIFEST_FILE } from "../manifest/load.ts";
 
@@ -13,23 +15,67 @@ export interface ScaffoldResult {
   files: string[];
 }
 
-/** A valid adapter name from a directory name: lowercase, dashes, never empty. */
+/**
+ * Longest derived name: keeps `mcp__<name>__hello` within the strictest host budget (Cursor, 60),
+ * so a fresh adapter checks without warnings.
+ */
+const MAX_DERIVED_NAME = 60 - "mcp____hello".length;
+
+/** A valid adapter name from a directory name: lowercase ASCII, dashes, never empty. */
 export function adapterNameFor(dir: string): string {
-  const base = path.basename(path.resolve(dir)).toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(
-    /^-+|-+$/g,
-    "",
+  const base = path.basename(path.resolve(dir))
+    .normalize("NFKD").replace(/[\u0300-\u036f]/g, "") // é → e
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .slice(0, MAX_DERIVED_NAME)
+    .replace(/^-+|-+$/g, "");
+  return base || "my-adapter";
+}
+
+/** `name` as a YAML scalar that reads back as the same string (`123`, `true`, `null` need quotes). */
+function yamlString(name: string): string {
+  let plain: unknown;
+  try {
+    plain = parseYaml(name);
+  } catch {
+    plain = undefined;
+  }
+  return plain === name ? name : JSON.stringify(name);
+}
+
+/** init would overwrite `files` (relative to `dir`); nothing was written. */
+export class ExistingFilesError extends HermitError {
+  constructor(readonly dir: string, readonly files: string[]) {
+    const shown = files.map((rel) => displayPath(path.join(dir, rel)));
+    super(
+      `${shown.join(", ")} already exist${shown.length === 1 ? "s" : ""}; nothing was written`,
+      Exit.usage,
+    );
+    this.name = "ExistingFilesError";
+  }
+}
+
+type ErrnoError = NodeJS.ErrnoException;
+
+function cannotWrite(where: string, err: unknown): HermitError {
+  const code = (err as ErrnoError).code;
+  const why = code === "EACCES" || code === "EPERM"
+    ? "permission denied"
+    : code === "ENOTDIR" || code === "EEXIST"
+    ? "a file is in the way of a directory it needs"
+    : code === "EROFS"
+    ? "read-only file system"
+    : code === "ENOSPC"
+    ? "no space left on the device"
+    : (err as Error).message ?? String(err);
+  return new HermitError(
+    `cannot create the adapter in ${displayPath(where)}: ${why}; nothing was written`,
+    Exit.usage,
   );
-  return /^[a-z0-9]/.test(base) ? base.slice(0, 64) : "my-adapter";
 }
 
 export function scaffoldAdapter(dir: string, platform: NodeJS.Platform): ScaffoldResult {
   const abs = path.resolve(dir);
-  if (existsSync(path.join(abs, MANIFEST_FILE))) {
-    throw new HermitError(
-      `${displayPath(path.join(abs, MANIFEST_FILE))} already exists; nothing was written`,
-      Exit.usage,
-    );
-  }
   const name = adapterNameFor(abs);
   const windows = platform === "win32";
   const script = windows ? "tools/hello.ps1" : "tools/hello.sh";
@@ -37,15 +83,42 @@ export function scaffoldAdapter(dir: string, platform: NodeJS.Platform): Scaffol
     ? `[powershell, -NoProfile, -ExecutionPolicy, Bypass, -File, ${script}]`
     : `[sh, ${script}]`;
   const files: Record<string, string> = {
-    [MANIFEST_FILE]: manifestTemplate(name, run),
+    [MANIFEST_FILE]: manifestTemplate(yamlString(name), run),
     "CONTEXT.md": contextTemplate(name),
     [script]: windows ? HELLO_PS1 : HELLO_SH,
   };
-  mkdirSync(path.join(abs, "tools"), { recursive: true });
-  for (const [rel, text] of Object.entries(files)) {
-    writeFileSync(path.join(abs, rel), text, { flag: "wx" });
+
+  // Refuse before writing anything.
+  // The directory may be a symlink to one; a file init would write must not exist even as a
+  // dangling symlink.
+  const kind = (p: string, stat: typeof statSync = lstatSync) => {
+    try {
+      return stat(p).isDirectory() ? "dir" : "file";
+    } catch (err) {
+      return (err as ErrnoError).code === "ENOENT" ? "none" : "other"; // e.g. ENOTDIR: found when writing
+    }
+  };
+  if (kind(abs, statSync) === "file") {
+    throw new HermitError(`${displayPath(abs)} is a file, not a directory; nothing was written`, Exit.usage);
   }
-  if (!windows) chmodSync(path.join(abs, script), 0o755);
+  const existing = Object.keys(files).filter((rel) => ["file", "dir"].includes(kind(path.join(abs, rel))));
+  if (existing.length > 0) throw new ExistingFilesError(abs, existing);
+
+  const written: string[] = [];
+  let createdDir: string | undefined;
+  try {
+    createdDir = mkdirSync(path.join(abs, "tools"), { recursive: true });
+    for (const [rel, text] of Object.entries(files)) {
+      const file = path.join(abs, rel);
+      writeFileSync(file, text, { flag: "wx" });
+      written.push(file);
+    }
+    if (!windows) chmodSync(path.join(abs, script), 0o755);
+  } catch (err) {
+    for (const file of written) rmSync(file, { force: true });
+    if (createdDir) rmSync(createdDir, { recursive: true, force: true });
+    throw cannotWrite(abs, err);
+  }
   return { dir: abs, name, files: Object.keys(files) };
 }
 

@@ -5,10 +5,10 @@
 import path from "node:path";
 import process from "node:process";
 import { contextPath, isDir, isFile, listRoles, listSkills } from "../adapter/content.ts";
-import type { LocatedIssue } from "../manifest/locate.ts";
+import { formatPath, type LocatedIssue, quote } from "../manifest/locate.ts";
 import type { LoadedManifest } from "../manifest/load.ts";
-import { referencedNames } from "../manifest/interpolate.ts";
-import { exportedName, hostToolName, isGlob, matchesAny, passesFilter } from "../manifest/names.ts";
+import { referenceSites } from "../manifest/interpolate.ts";
+import { exportedName, exportSources, hostToolName, isGlob, type ToolSource } from "../manifest/names.ts";
 import type { Manifest, Upstream } from "../manifest/types.ts";
 import { which } from "../platform/which.ts";
 
@@ -24,44 +24,6 @@ export interface Finding {
 }
 
 export const NAME_BUDGET = { default: 64, cursor: 60 } as const;
-
-/** Where an exported tool comes from, as far as the manifest alone can tell. */
-export type ToolSource =
-  | { kind: "command" }
-  | { kind: "upstream"; server: string; raw: string; certain: boolean };
-
-export function exportSources(m: Manifest): Map<string, ToolSource[]> {
-  const out = new Map<string, ToolSource[]>();
-  for (const name of m.exports.tools) {
-    const sources: ToolSource[] = [];
-    if (m.tools[name]) sources.push({ kind: "command" });
-    for (const u of Object.values(m.upstreams)) {
-      const claim = upstreamClaim(u, name);
-      if (claim) sources.push(claim);
-    }
-    out.set(name, sources);
-  }
-  return out;
-}
-
-/** Does upstream `u` (by its filter, rename and prefix) provide the exported name `name`? */
-function upstreamClaim(u: Upstream, name: string): ToolSource | undefined {
-  const renamedFrom = Object.entries(u.rename).find(([, to]) => to === name)?.[0];
-  const candidates = renamedFrom !== undefined ? [renamedFrom] : [];
-  if (name.startsWith(u.prefix)) {
-    const raw = name.slice(u.prefix.length);
-    if (raw && exportedName(raw, u) === name) candidates.push(raw);
-  }
-  for (const raw of candidates) {
-    if (u.include !== undefined) {
-      if (u.include.includes(raw)) return { kind: "upstream", server: u.name, raw, certain: true };
-      if (matchesAny(raw, u.include)) return { kind: "upstream", server: u.name, raw, certain: false };
-    } else if (passesFilter(raw, { exclude: u.exclude })) {
-      return { kind: "upstream", server: u.name, raw, certain: false };
-    }
-  }
-  return undefined;
-}
 
 export function staticFindings(
   loaded: LoadedManifest,
@@ -126,7 +88,9 @@ export function staticFindings(
         add(
           "warning",
           "exports",
-          `mcp_servers.${u.name} includes '${raw}', but exports.tools does not list '${exported}', so it is not served`,
+          `mcp_servers.${u.name} includes ${
+            quote(raw)
+          }, but exports.tools does not list '${exported}', so it is not served`,
           at(["mcp_servers", u.name, "tools", "include"]),
         );
       }
@@ -141,7 +105,7 @@ export function staticFindings(
     }
   }
   if (findings.every((f) => f.area !== "exports" || f.level !== "problem") && m.exports.tools.length > 0) {
-    const cmd = m.exports.tools.filter((n) => m.tools[n]).length;
+    const cmd = m.exports.tools.filter((n) => Object.hasOwn(m.tools, n)).length;
     add(
       "ok",
       "exports",
@@ -173,7 +137,7 @@ function commandToolFindings(m: Manifest, at: At, add: Add, env: Record<string, 
       add(
         "problem",
         "tools",
-        `tools.${t.name}.cwd '${t.cwd}' is not a directory in the adapter`,
+        `tools.${t.name}.cwd ${quote(t.cwd)} is not a directory in the adapter`,
         at(["tools", t.name, "cwd"]),
       );
     }
@@ -184,61 +148,65 @@ function commandToolFindings(m: Manifest, at: At, add: Add, env: Record<string, 
         relative ? "problem" : "warning",
         "tools",
         relative
-          ? `tools.${t.name}.run: '${program}' is not an executable file (relative to ${
-            t.cwd ?? "the adapter"
-          })`
-          : `tools.${t.name}.run: '${program}' is not on this PATH; the tool fails where it is missing`,
+          ? `tools.${t.name}.run: ${quote(program)} ${
+            isFile(path.resolve(cwd, program)) ? "is not executable; chmod +x it" : "does not exist"
+          } (relative to ${t.cwd ?? "the adapter"})`
+          : `tools.${t.name}.run: ${quote(program)} is not on this PATH; the tool fails where it is missing`,
         at(["tools", t.name, "run", 0]),
       );
     }
-    for (const arg of t.run.slice(1)) {
-      if (
-        /\.(sh|py|js|ts|mjs|rb|pl|ps1)$/.test(arg) && !arg.includes("${") && !isFile(path.resolve(cwd, arg))
-      ) {
-        add(
-          "problem",
-          "tools",
-          `tools.${t.name}.run: script '${arg}' does not exist in the adapter`,
-          at(["tools", t.name, "run"]),
-        );
-      }
-    }
+    t.run.forEach((arg, i) => {
+      if (i === 0 || !SCRIPT.test(arg) || arg.includes("${") || isFile(path.resolve(cwd, arg))) return;
+      add(
+        "problem",
+        "tools",
+        `tools.${t.name}.run: script ${quote(arg)} does not exist in the adapter`,
+        at(["tools", t.name, "run", i]),
+      );
+    });
   }
 }
 
+const SCRIPT = /\.(sh|py|js|ts|mjs|cjs|rb|pl|ps1)$/;
+const CONTEXT_VARS = new Set([
+  "userHome",
+  "workspaceFolder",
+  "workspaceFolderBasename",
+  "pathSeparator",
+  "/",
+]);
+
+/** `${VAR}` references that will not resolve here, each pointed at the first field that uses it. */
 function upstreamEnvFindings(m: Manifest, at: At, add: Add, env: Record<string, string | undefined>): void {
-  const context = new Set(["userHome", "workspaceFolder", "workspaceFolderBasename", "pathSeparator", "/"]);
-  for (const u of Object.values(m.upstreams)) {
-    const fields = {
-      command: u.command,
-      args: u.args,
-      env: u.env,
-      cwd: u.cwd,
-      url: u.url,
-      headers: u.headers,
-    };
-    for (const ref of referencedNames(fields)) {
+  const fieldsOf = (u: Upstream) => ({
+    command: u.command,
+    args: u.args,
+    env: u.env,
+    cwd: u.cwd,
+    url: u.url,
+    headers: u.headers,
+  });
+  const entries: [string, Record<string, unknown>][] = [
+    ...Object.values(m.upstreams).map((
+      u,
+    ): [string, Record<string, unknown>] => [`mcp_servers.${u.name}`, fieldsOf(u)]),
+    ...Object.values(m.tools).map((
+      t,
+    ): [string, Record<string, unknown>] => [`tools.${t.name}`, { env: t.env }]),
+  ];
+  for (const [where, fields] of entries) {
+    const base = where.split(".");
+    for (const { ref, path: field } of referenceSites(fields)) {
       const name = ref.startsWith("env:") ? ref.slice(4) : ref;
-      if (context.has(ref) || env[name] !== undefined) continue;
+      if (CONTEXT_VARS.has(ref) || env[name] !== undefined) continue;
       add(
         "warning",
         "env",
-        `mcp_servers.${u.name} uses \${${ref}}, which is not set here; it is passed on literally`,
-        at(["mcp_servers", u.name]),
+        `${
+          formatPath([...base, ...field])
+        } uses \${${ref}}, which is not set here; it is passed on literally`,
+        at([...base, ...field]),
       );
-    }
-  }
-  for (const t of Object.values(m.tools)) {
-    for (const ref of referencedNames(t.env)) {
-      const name = ref.startsWith("env:") ? ref.slice(4) : ref;
-      if (!context.has(ref) && env[name] === undefined) {
-        add(
-          "warning",
-          "env",
-          `tools.${t.name}.env uses \${${ref}}, which is not set here; it is passed on literally`,
-          at(["tools", t.name, "env"]),
-        );
-      }
     }
   }
 }
@@ -250,7 +218,7 @@ function contentFindings(m: Manifest, at: At, add: Add): void {
       add(
         "problem",
         "context",
-        `exports.context '${m.exports.context}' does not exist in the adapter`,
+        `exports.context ${quote(m.exports.context!)} does not exist in the adapter`,
         at(["exports", "context"]),
       );
     } else add("ok", "context", `context ${m.exports.context}`);
@@ -259,7 +227,12 @@ function contentFindings(m: Manifest, at: At, add: Add): void {
     const rel = m.exports[key];
     if (!rel) continue;
     if (!isDir(path.resolve(m.dir, rel))) {
-      add("problem", key, `exports.${key} '${rel}' is not a directory in the adapter`, at(["exports", key]));
+      add(
+        "problem",
+        key,
+        `exports.${key} ${quote(rel)} is not a directory in the adapter`,
+        at(["exports", key]),
+      );
       continue;
     }
     const docs = list(m);
@@ -284,15 +257,26 @@ function serveFindings(m: Manifest, at: At, add: Add): void {
     add(
       "problem",
       "serve",
-      `serve.instructions '${instr}' does not exist in the adapter`,
+      `serve.instructions ${quote(instr)} does not exist in the adapter`,
       at(["serve", "instructions"]),
     );
   } else add("ok", "serve", `standalone service, instructions in ${instr}`);
 }
 
 function nameBudgetFindings(m: Manifest, at: At, add: Add): void {
+  const byHostName = new Map<string, string>();
   m.exports.tools.forEach((tool, i) => {
     const full = hostToolName(m.name, tool);
+    const other = byHostName.get(full);
+    if (other !== undefined && other !== tool) {
+      add(
+        "warning",
+        "names",
+        `'${tool}' and '${other}' both become ${full} in hosts (characters other than letters, digits and _ turn into _); hosts drop or confuse such tools, so rename one`,
+        at(["exports", "tools", i]),
+      );
+    }
+    byHostName.set(full, tool);
     if (full.length > NAME_BUDGET.default) {
       add(
         "warning",

@@ -7,9 +7,13 @@ import process from "node:process";
 import { Command, CommanderError } from "@commander-js/extra-typings";
 import { HermitError, messageOf } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { registerCall } from "./call.ts";
 import { registerCheck } from "./check.ts";
 import { registerInit } from "./init.ts";
 import { writeErr, writeOut } from "./output.ts";
+import { registerServe } from "./serve.ts";
+import { registerStatus } from "./status.ts";
+import { registerTools } from "./tools.ts";
 import { registerWatchdog } from "./watchdog.ts";
 
 export type SetExit = (code: number) => void;
@@ -31,6 +35,10 @@ export function buildProgram(setExit: SetExit): Command {
     );
   registerInit(program, setExit);
   registerCheck(program, setExit);
+  registerServe(program, setExit);
+  registerTools(program, setExit);
+  registerCall(program, setExit);
+  registerStatus(program, setExit);
   registerWatchdog(program, setExit);
   return program;
 }
@@ -41,7 +49,7 @@ export async function runCli(argv: string[]): Promise<number> {
     code = c;
   });
   try {
-    await program.parseAsync(argv, { from: "user" });
+    await program.parseAsync(helpAsFlag(program, argv), { from: "user" });
   } catch (err) {
     code = exitCodeFor(err);
   }
@@ -49,11 +57,26 @@ export async function runCli(argv: string[]): Promise<number> {
   return code;
 }
 
+/**
+ * `hermit help [CMD]` as `hermit [CMD] --help`, so that asking for help always succeeds (commander
+ * would exit 1 for `help` and print the whole help to stderr for `help bogus`) and an unknown CMD
+ * gets the same "unknown command … (Did you mean …?)" as `hermit bogus`.
+ */
+export function helpAsFlag(program: Command, argv: string[]): string[] {
+  if (argv[0] !== "help") return argv;
+  const target = argv[1];
+  if (target === undefined || target.startsWith("-") || target === "help") return ["--help"];
+  if (program.commands.some((c) => c.name() === target || c.aliases().includes(target))) {
+    return [target, "--help"];
+  }
+  return [target];
+}
+
 function exitCodeFor(err: unknown): number {
   if (err instanceof CommanderError) {
-    // commander has already printed its message (or the help text)
-    if (err.code === "commander.helpDisplayed" || err.code === "commander.version") return 0;
-    return 2;
+    // commander has already printed its message (or the help text). It exits 0 for --help,
+    // --version and `help`, 1 for usage errors and for the help it shows when no command is given.
+    return err.exitCode === 0 ? 0 : 2;
   }
   if (err instanceof HermitError) {
     for (const line of err.message.split("\n")) writeErr(`error: ${line}\n`);

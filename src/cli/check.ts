@@ -1,8 +1,13 @@
-/** `hermit check DIR`: is this adapter sound? Exit 0 healthy, 3 problems. */
+/**
+ * `hermit check DIR`: is this adapter sound? The static rules, config screening, then the live
+ * health rule (start it, `initialize`, compare `tools/list` with `exports.tools`).
+ * Exit 0 healthy, 3 problems, 4 when screening refuses an entry.
+ */
 import type { Command } from "@commander-js/extra-typings";
 import { buildReport, renderReport } from "../check/report.ts";
+import { screeningFindings } from "../check/screening.ts";
 import { staticFindings } from "../check/static.ts";
-import { Exit } from "../errors.ts";
+import { Exit, usageError } from "../errors.ts";
 import { loadManifestWithSource } from "../manifest/load.ts";
 import type { SetExit } from "./app.ts";
 import { printJson, writeOut } from "./output.ts";
@@ -10,15 +15,29 @@ import { printJson, writeOut } from "./output.ts";
 export function registerCheck(program: Command, setExit: SetExit): void {
   program.command("check")
     .description(
-      "check an adapter: manifest, exports, context, skills, roles, serve settings and name budget",
+      "check an adapter: manifest, exports, screening, context, skills, roles, name budget, then a live start",
     )
     .argument("[dir]", "the adapter directory", ".")
     .option("--json", "print the report as JSON")
+    .option("--static", "skip the live start (no process is started)")
+    .option("--timeout <seconds>", "how long the live start may take", (v) => {
+      const n = Number(v);
+      if (!Number.isFinite(n) || n <= 0) {
+        throw usageError(`--timeout must be a positive number of seconds, got '${v}'`);
+      }
+      return n;
+    }, 90)
     .action(async (dir, opts) => {
       const loaded = loadManifestWithSource(dir);
-      const report = buildReport(loaded.manifest, staticFindings(loaded));
+      const findings = [...staticFindings(loaded), ...screeningFindings(loaded.manifest)];
+      if (!opts.static) {
+        const { liveFindings } = await import("../check/live.ts");
+        findings.push(...await liveFindings(loaded.manifest, { timeoutMs: opts.timeout * 1000 }));
+      }
+      const report = buildReport(loaded.manifest, findings);
       if (opts.json) await printJson(report);
       else await writeOut(renderReport(report));
-      setExit(report.verdict === "healthy" ? Exit.ok : Exit.problems);
+      const refused = findings.some((f) => f.area === "screening" && f.level === "problem");
+      setExit(refused ? Exit.refused : report.verdict === "healthy" ? Exit.ok : Exit.problems);
     });
 }

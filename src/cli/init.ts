@@ -1,8 +1,9 @@
 /** `hermit init [DIR]`: write a new adapter. */
 import type { Command } from "@commander-js/extra-typings";
 import process from "node:process";
-import { scaffoldAdapter } from "../adapter/scaffold.ts";
-import { displayPath } from "../manifest/load.ts";
+import { ExistingFilesError, scaffoldAdapter, type ScaffoldResult } from "../adapter/scaffold.ts";
+import { HermitError } from "../errors.ts";
+import { displayPath, MANIFEST_FILE } from "../manifest/load.ts";
 import type { SetExit } from "./app.ts";
 import { printJson, writeOut } from "./output.ts";
 
@@ -12,15 +13,36 @@ export function registerInit(program: Command, setExit: SetExit): void {
     .argument("[dir]", "directory to create the adapter in", ".")
     .option("--json", "print the result as JSON")
     .action(async (dir, opts) => {
-      const result = scaffoldAdapter(dir, process.platform);
+      const result = scaffold(dir);
       if (opts.json) await printJson(result);
       else {
-        const shown = displayPath(result.dir) || ".";
+        const shown = result.dir === process.cwd() ? "." : displayPath(result.dir);
         await writeOut(
           `created adapter '${result.name}' in ${shown}: ${result.files.join(", ")}\n` +
-            `next: hermit check ${shown}\n`,
+            `next: hermit check ${shellQuote(shown)}\n`,
         );
       }
       setExit(0);
     });
+}
+
+function scaffold(dir: string): ScaffoldResult {
+  try {
+    return scaffoldAdapter(dir, process.platform);
+  } catch (err) {
+    if (!(err instanceof ExistingFilesError)) throw err;
+    const where = err.dir === process.cwd() ? "." : displayPath(err.dir);
+    const hint = err.files.includes(MANIFEST_FILE)
+      ? `${where} is already an adapter, check it with: hermit check ${shellQuote(where)}`
+      : `init makes a new adapter: move ${
+        err.files.length === 1 ? "it" : "them"
+      } aside or pick another directory`;
+    throw new HermitError(`${err.message}; ${hint}`, err.exitCode);
+  }
+}
+
+/** `s` as one shell word, quoted only when it needs to be (POSIX sh). */
+export function shellQuote(s: string): string {
+  if (s.startsWith("-")) s = `./${s}`; // not an option
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }

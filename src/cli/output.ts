@@ -1,14 +1,29 @@
 /**
  * Writing to stdout so that nothing is lost when the process exits right after: every write
- * resolves once the data is handed to the OS.
+ * resolves once the data is handed to the OS. When the reader goes away (`hermit check | head`),
+ * the rest of the output is dropped quietly: an EPIPE is not an error worth a stack trace (Deno
+ * would otherwise throw it as an uncaught 'error' event).
  */
 import process from "node:process";
 
+const closed = { stdout: false, stderr: false };
+
+for (const name of ["stdout", "stderr"] as const) {
+  process[name].on("error", (err: NodeJS.ErrnoException) => {
+    closed[name] = true;
+    // Anything but a closed pipe on stdout is worth one line on stderr.
+    if (err.code !== "EPIPE" && name === "stdout") writeErr(`error: cannot write output: ${err.message}\n`);
+  });
+}
+
+/** Resolves once `text` (and everything written before it) is handed to the OS, or stdout is gone. */
 export function writeOut(text: string): Promise<void> {
+  if (closed.stdout) return Promise.resolve();
   return new Promise((resolve) => {
     try {
       process.stdout.write(text, () => resolve());
     } catch {
+      closed.stdout = true;
       resolve();
     }
   });
@@ -19,6 +34,7 @@ export function printJson(value: unknown): Promise<void> {
 }
 
 export function writeErr(text: string): void {
+  if (closed.stderr) return;
   try {
     process.stderr.write(text);
   } catch {

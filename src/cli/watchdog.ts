@@ -1,4 +1,9 @@
-/** `hermit watchdog --ppid N -- CMD…`: run CMD in its own group; reap it when N dies. */
+/**
+ * `hermit watchdog --ppid N [--grace S] [--poll S] -- CMD…`: run CMD in its own group and reap
+ * the group when N dies or the watchdog is signalled; exit with CMD's status. The hidden
+ * `--supervise` mode (no CMD) reaps the groups registered on stdin instead: `hermit serve` runs
+ * one (src/process/supervisor.ts). Usage errors exit 2.
+ */
 import { type Command, Option } from "@commander-js/extra-typings";
 import { usageError } from "../errors.ts";
 import { runWatchdog } from "../process/watchdog_run.ts";

@@ -64,7 +64,15 @@ export function interpolate<T>(value: T, ctx: InterpolationContext): Interpolate
     if (Array.isArray(v)) return v.map(walk);
     if (v && typeof v === "object") {
       const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) out[k] = walk(x);
+      // defineProperty: a key named `__proto__` stays a key instead of replacing the prototype
+      for (const [k, x] of Object.entries(v)) {
+        Object.defineProperty(out, k, {
+          value: walk(x),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
       return out;
     }
     return v;
@@ -82,4 +90,17 @@ export function referencedNames(value: unknown): string[] {
   };
   walk(value);
   return [...names].sort();
+}
+
+/** Each name referenced by `${…}` in `value` with the path of the first string that uses it. */
+export function referenceSites(value: unknown): { ref: string; path: (string | number)[] }[] {
+  const sites = new Map<string, (string | number)[]>();
+  const walk = (v: unknown, at: (string | number)[]): void => {
+    if (typeof v === "string") {
+      for (const m of v.matchAll(PATTERN)) if (!sites.has(m[1])) sites.set(m[1], at);
+    } else if (Array.isArray(v)) v.forEach((x, i) => walk(x, [...at, i]));
+    else if (v && typeof v === "object") { for (const [k, x] of Object.entries(v)) walk(x, [...at, k]); }
+  };
+  walk(value, []);
+  return [...sites].map(([ref, path]) => ({ ref, path }));
 }

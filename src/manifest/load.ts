@@ -1,15 +1,16 @@
 /**
- * Loading `hermit.yaml`: read, parse YAML with positions, validate with zod, normalize. Every
- * failure becomes a `ManifestError` holding one located line per problem (exit 2); nothing else
- * escapes, whatever the file holds.
+ * Loading `hermit.yaml`: read, parse YAML with positions, validate with zod, normalize. Whatever
+ * the file holds, a bad one becomes a `ManifestError` holding one located `file:line:col: message`
+ * line per problem (exit 2) and nothing else escapes; a missing or unreadable file is a plain
+ * usage `HermitError` (exit 2).
  */
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
-import { LineCounter, parseDocument } from "yaml";
+import { LineCounter, parseDocument, type YAMLError } from "yaml";
 import type { z } from "zod";
 import { Exit, HermitError } from "../errors.ts";
-import { formatIssue, formatPath, type LocatedIssue, type PathSeg, SourceMap } from "./locate.ts";
+import { formatIssue, formatPath, type LocatedIssue, type PathSeg, quote, SourceMap } from "./locate.ts";
 import { suggest } from "./names.ts";
 import { normalize } from "./normalize.ts";
 import { knownKeys, manifestSchema } from "./schema.ts";
@@ -21,8 +22,17 @@ const MAX_REPORTED = 20;
 export class ManifestError extends HermitError {
   readonly issues: LocatedIssue[];
   constructor(issues: LocatedIssue[]) {
+    // Top to bottom, as a person reads the file (the sort is stable for issues on one spot).
+    issues = [...issues].sort((a, b) => a.line - b.line || a.col - b.col);
     const shown = issues.slice(0, MAX_REPORTED).map(formatIssue);
-    if (issues.length > MAX_REPORTED) shown.push(`… and ${issues.length - MAX_REPORTED} more problems`);
+    if (issues.length > MAX_REPORTED) {
+      // Still `file:line:col: message`, pointing at the first problem not shown.
+      const next = issues[MAX_REPORTED];
+      const more = issues.length - MAX_REPORTED;
+      shown.push(
+        formatIssue({ ...next, message: `… and ${more} more problem${more === 1 ? "" : "s"} from here on` }),
+      );
+    }
     super(shown.join("\n"), Exit.usage);
     this.name = "ManifestError";
     this.issues = issues;
@@ -80,13 +90,21 @@ export function loadManifestWithSource(target: string): LoadedManifest {
 export function parseManifest(text: string, file: string, dir: string): LoadedManifest {
   const shown = displayPath(file);
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  // Plain data only: resolveKnownTags off keeps `!!binary`, `!!set`, `!!timestamp` from becoming a
+  // Uint8Array, Set or Date. logLevel "error": the library's warnings must not reach stderr.
+  const doc = parseDocument(text, {
+    lineCounter: lines,
+    prettyErrors: false,
+    uniqueKeys: true,
+    resolveKnownTags: false,
+    logLevel: "error",
+  });
   const src = new SourceMap(shown, doc, lines);
 
   if (doc.errors.length > 0) {
     throw new ManifestError(doc.errors.map((e) => {
       const { line, col } = src.position(e.pos[0]);
-      return { file: shown, line, col, path: "", message: `not valid YAML: ${firstLine(e.message)}` };
+      return { file: shown, line, col, path: "", message: yamlMessage(e, text) };
     }));
   }
 
@@ -94,13 +112,7 @@ export function parseManifest(text: string, file: string, dir: string): LoadedMa
   try {
     data = doc.toJS({ maxAliasCount: 100 });
   } catch (err) {
-    throw new ManifestError([{
-      file: shown,
-      line: 1,
-      col: 1,
-      path: "",
-      message: `not valid YAML: ${firstLine(String((err as Error).message))}`,
-    }]);
+    throw new ManifestError([toJsIssue(String((err as Error)?.message ?? err), text, src)]);
   }
   if (data === null || data === undefined) {
     throw new ManifestError([src.issue([], "the manifest is empty; it needs at least name: and exports:")]);
@@ -111,12 +123,82 @@ export function parseManifest(text: string, file: string, dir: string): LoadedMa
     ]);
   }
 
+  // zod skips `__proto__` keys without a word (and a plain object cannot hold one): refuse them.
+  const proto = protoKeys(data);
+  if (proto.length > 0) {
+    throw new ManifestError(
+      proto.map((at) =>
+        src.issue(at, `${formatPath(at)}: '__proto__' cannot be used as a name; choose another`, {
+          key: true,
+        })
+      ),
+    );
+  }
+
   const parsed = manifestSchema.safeParse(data, { reportInput: true });
   if (!parsed.success) throw new ManifestError(parsed.error.issues.flatMap((i) => locateZodIssue(i, src)));
 
   const { manifest, errors } = normalize(parsed.data, src, file, dir);
   if (errors.length > 0) throw new ManifestError(errors);
+  for (const w of doc.warnings) {
+    const { line, col } = src.position(w.pos[0]);
+    manifest.warnings.push({ file: shown, line, col, path: "", message: `YAML: ${firstLine(w.message)}` });
+  }
+  manifest.warnings.sort((a, b) => a.line - b.line || a.col - b.col);
   return { manifest, source: src };
+}
+
+/** Turning the document into data failed: an alias bomb, a missing anchor, absurd nesting. */
+function toJsIssue(message: string, text: string, src: SourceMap): LocatedIssue {
+  const unresolved = /^Unresolved alias[^:]*: (.+)$/.exec(firstLine(message))?.[1];
+  if (unresolved !== undefined) {
+    const at = text.indexOf(`*${unresolved}`);
+    const { line, col } = src.position(Math.max(at, 0));
+    return {
+      file: src.file,
+      line,
+      col,
+      path: "",
+      message:
+        `not valid YAML: alias *${unresolved} has no anchor &${unresolved} before it; define the anchor first`,
+    };
+  }
+  const why = /excessive alias/i.test(message)
+    ? "too many aliases (*name) to expand; write the values out instead"
+    : /call stack/i.test(message)
+    ? "nested too deeply"
+    : firstLine(message);
+  return { file: src.file, line: 1, col: 1, path: "", message: `not valid YAML: ${why}` };
+}
+
+/** Paths (ending in the key itself) of every `__proto__` key in `data`; iterative, so depth is no risk. */
+function protoKeys(data: unknown): PathSeg[][] {
+  const out: PathSeg[][] = [];
+  const stack: [unknown, PathSeg[]][] = [[data, []]];
+  while (stack.length > 0) {
+    const [v, at] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (!Array.isArray(v) && Object.hasOwn(v, "__proto__")) out.push([...at, "__proto__"]);
+    for (const [k, x] of Object.entries(v)) stack.push([x, [...at, Array.isArray(v) ? Number(k) : k]]);
+  }
+  return out;
+}
+
+/** A YAML syntax error as one line that says what to do, for the errors people actually make. */
+function yamlMessage(e: YAMLError, text: string): string {
+  switch (e.code) {
+    case "DUPLICATE_KEY": {
+      const key = /^\s*("[^"\n]*"|'[^'\n]*'|[^:\n]*)/.exec(text.slice(e.pos[0]))?.[1].trim();
+      const which = key ? ` ${quote(key)}` : "";
+      return `not valid YAML: duplicate key${which}; a key may appear only once per mapping, so remove or merge the repeat`;
+    }
+    case "TAB_AS_INDENT":
+      return "not valid YAML: a tab is used for indentation; indent with spaces";
+    case "MULTIPLE_DOCS":
+      return "not valid YAML: a second document starts here (---); hermit.yaml holds exactly one";
+    default:
+      return `not valid YAML: ${firstLine(e.message)}`;
+  }
 }
 
 function locateZodIssue(issue: z.core.$ZodIssue, src: SourceMap): LocatedIssue[] {
@@ -125,17 +207,22 @@ function locateZodIssue(issue: z.core.$ZodIssue, src: SourceMap): LocatedIssue[]
   if (issue.code === "unrecognized_keys") {
     const known = knownKeys(at);
     return issue.keys.map((key) => {
-      const guess = suggest(key, known);
-      const hint = guess
+      const guess = suggest(src.keySource([...at, key]) ?? key, known);
+      const hint = key === "<<"
+        ? "YAML merge keys are not supported; write the fields out"
+        : guess
         ? `did you mean '${guess}'?`
         : known.length
         ? `known keys here: ${known.join(", ")}`
         : "remove it";
-      return src.issue([...at, key], `${formatPath([...at, key])}: unknown key; ${hint}`, { key: true });
+      const written = src.keySource([...at, key]) ?? key; // `0x1F:` is reported as 0x1F, not 31
+      return src.issue([...at, key], `${formatPath([...at, written])}: unknown key; ${hint}`, { key: true });
     });
   }
   if (issue.code === "invalid_key") {
-    return [src.issue(at, `${where}: '${String(at[at.length - 1])}' ${issue.message}`, { key: true })];
+    const name = String(at[at.length - 1]);
+    const why = issue.issues[0]?.message ?? issue.message;
+    return [src.issue(at, `${formatPath(at.slice(0, -1))}: ${quote(name)} ${why}`, { key: true })];
   }
   const missing = "input" in issue && issue.input === undefined && issue.code === "invalid_type";
   const message = missing ? `${where} is required; it ${issue.message}` : `${where} ${issue.message}`;

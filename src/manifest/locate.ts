@@ -2,7 +2,7 @@
  * Source positions for paths inside a parsed YAML document, and the one-line form every manifest
  * error takes: `file:line:col: message`.
  */
-import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, type Node } from "yaml";
+import { type Document, isCollection, isMap, isPair, isScalar, isSeq, LineCounter, type Node } from "yaml";
 
 export type PathSeg = string | number;
 
@@ -15,13 +15,20 @@ export interface LocatedIssue {
   message: string;
 }
 
+/** `tools.add_note.run[0]`; a key that is not a plain word is quoted: `env["A B"]`, `rename["a.b"]`. */
 export function formatPath(path: readonly PathSeg[]): string {
   let out = "";
   for (const seg of path) {
     if (typeof seg === "number") out += `[${seg}]`;
+    else if (!/^[\p{L}\p{N}_-]+$/u.test(seg)) out += `[${JSON.stringify(seg)}]`;
     else out += out ? `.${seg}` : seg;
   }
   return out;
+}
+
+/** A value from the file, quoted for a one-line message: `'read_file'`, or JSON when it needs escapes. */
+export function quote(value: string): string {
+  return /^[^\p{C}'\\]*$/u.test(value) ? `'${value}'` : JSON.stringify(value);
 }
 
 export function formatIssue(issue: LocatedIssue): string {
@@ -49,18 +56,25 @@ export class SourceMap {
    * that of the last segment's key (for unknown keys), not of its value.
    */
   locate(path: readonly PathSeg[], opts: { key?: boolean } = {}): { line: number; col: number } {
+    return this.position(this.#walk(path, opts.key ?? false).offset);
+  }
+
+  /** The last segment's key as written (`0x1F`, not `31`), when `path` leads to a scalar key. */
+  keySource(path: readonly PathSeg[]): string | undefined {
+    const { key } = this.#walk(path, true);
+    return isScalar(key) && typeof key.source === "string" ? key.source : undefined;
+  }
+
+  #walk(path: readonly PathSeg[], toKey: boolean): { offset: number; key?: unknown } {
     let node: unknown = this.#doc?.contents;
     let offset = rangeStart(node) ?? 0;
     for (let i = 0; i < path.length; i++) {
       const seg = path[i];
-      const last = i === path.length - 1;
       if (isMap(node)) {
-        const pair = node.items.find((p) => isPair(p) && keyText(p.key) === String(seg));
+        // The last pair wins, as it does when the document becomes data.
+        const pair = node.items.findLast((p) => isPair(p) && sameKey(p.key, String(seg)));
         if (!pair) break;
-        if (last && opts.key) {
-          offset = rangeStart(pair.key) ?? offset;
-          break;
-        }
+        if (i === path.length - 1 && toKey) return { offset: rangeStart(pair.key) ?? offset, key: pair.key };
         node = pair.value;
         offset = rangeStart(node) ?? rangeStart(pair.key) ?? offset;
       } else if (isSeq(node) && typeof seg === "number") {
@@ -70,7 +84,7 @@ export class SourceMap {
         offset = rangeStart(node) ?? offset;
       } else break;
     }
-    return this.position(offset);
+    return { offset };
   }
 
   issue(path: readonly PathSeg[], message: string, opts: { key?: boolean } = {}): LocatedIssue {
@@ -79,9 +93,20 @@ export class SourceMap {
   }
 }
 
+/**
+ * A key as it is named once the document is data: `null` and `~` become "", numbers and booleans
+ * their `String()`, a collection its flow form (compared without spaces and quotes).
+ */
 function keyText(key: unknown): string | undefined {
-  if (isScalar(key)) return String(key.value);
+  if (isScalar(key)) return key.value === null || key.value === undefined ? "" : String(key.value);
+  if (isCollection(key)) return flat(String(key));
   return undefined;
+}
+
+const flat = (s: string) => s.replace(/[\s"']/g, "");
+
+function sameKey(key: unknown, seg: string): boolean {
+  return isCollection(key) ? keyText(key) === flat(seg) : keyText(key) === seg;
 }
 
 function rangeStart(node: unknown): number | undefined {

@@ -1,9 +1,10 @@
 /**
  * From a schema-valid raw manifest to the normalized `Manifest`: defaults, trust folding, and the
- * rules that span fields (one of command/url, name collisions, lifecycle vs transport). Returns
- * located errors and warnings; never throws.
+ * rules that span fields (one of command/url, lifecycle vs transport; the name and path rules are
+ * in `rules.ts`). Returns located errors and warnings; never throws.
  */
-import type { LocatedIssue, SourceMap } from "./locate.ts";
+import { formatPath, type LocatedIssue, quote, type SourceMap } from "./locate.ts";
+import { checkRules } from "./rules.ts";
 import type { RawCommandTool, RawManifest, RawUpstream } from "./schema.ts";
 import { TOOL_NAME } from "./schema.ts";
 import {
@@ -36,17 +37,8 @@ export function normalize(raw: RawManifest, src: SourceMap, file: string, dir: s
   }
 
   const exported = raw.exports?.tools ?? [];
-  const seen = new Set<string>();
-  exported.forEach((name, i) => {
-    if (seen.has(name)) {
-      errors.push(src.issue(["exports", "tools", i], `exports.tools lists '${name}' twice`));
-    }
-    seen.add(name);
-  });
-
-  checkRenameCollisions(upstreams, tools, src, errors);
-
-  const serve = serveConfig(raw, src, errors);
+  const serve = serveConfig(raw, src, errors, warnings);
+  checkRules(raw, src, errors);
   const manifest: Manifest = {
     file,
     dir,
@@ -93,16 +85,13 @@ function upstreamKind(
 ): UpstreamKind | undefined {
   const where = at.join(".");
   if (u.command !== undefined && u.url !== undefined) {
-    errors.push(
-      src.issue(
-        at,
-        `${where} sets both command and url; keep command (a local server) or url (a remote one)`,
-      ),
-    );
+    const why = `${where} sets both command and url; keep command (a local server) or url (a remote one)`;
+    errors.push(src.issue(at, why, { key: true }));
     return undefined;
   }
   if (u.command === undefined && u.url === undefined) {
-    errors.push(src.issue(at, `${where} needs command (a local server) or url (a remote one)`));
+    const why = `${where} needs command (a local server) or url (a remote one)`;
+    errors.push(src.issue(at, why, { key: true }));
     return undefined;
   }
   if (u.command !== undefined) {
@@ -148,7 +137,9 @@ function upstream(
       warnings.push(
         src.issue(
           [...at, "trust"],
-          `${where}.trust '${u.trust}' is not full or untrusted; treated as untrusted`,
+          `${where}.trust ${
+            quote(u.trust)
+          } is not full or untrusted; treated as untrusted (write full or untrusted)`,
         ),
       );
     }
@@ -177,7 +168,9 @@ function upstream(
       errors.push(
         src.issue(
           [...at, "rename", rawName],
-          `${where}.rename.${rawName} must be a tool name of letters, digits, _ or - (at most 64)`,
+          `${
+            formatPath([...at, "rename", rawName])
+          } must be a tool name of letters, digits, _ or - (at most 64)`,
         ),
       );
     }
@@ -232,32 +225,12 @@ function upstream(
   };
 }
 
-/** A rename target that is also a command tool, or the target of another server's rename. */
-function checkRenameCollisions(
-  upstreams: Record<string, Upstream>,
-  tools: Record<string, CommandTool>,
+function serveConfig(
+  raw: RawManifest,
   src: SourceMap,
   errors: LocatedIssue[],
-): void {
-  const owner = new Map<string, string>();
-  for (const name of Object.keys(tools)) owner.set(name, `tools.${name}`);
-  for (const u of Object.values(upstreams)) {
-    for (const [rawName, exported] of Object.entries(u.rename)) {
-      const here = `mcp_servers.${u.name}.rename.${rawName}`;
-      const other = owner.get(exported);
-      if (other) {
-        errors.push(
-          src.issue(
-            ["mcp_servers", u.name, "rename", rawName],
-            `${here} exports '${exported}', which ${other} already provides; choose another name`,
-          ),
-        );
-      } else owner.set(exported, here);
-    }
-  }
-}
-
-function serveConfig(raw: RawManifest, src: SourceMap, errors: LocatedIssue[]): ServeConfig {
+  warnings: LocatedIssue[],
+): ServeConfig {
   const s = raw.serve ?? {};
   const transport = s.transport ?? (s.lifecycle === "standalone" ? "http" : "stdio");
   const lifecycle = s.lifecycle ?? (transport === "http" ? "standalone" : "session");
@@ -280,13 +253,15 @@ function serveConfig(raw: RawManifest, src: SourceMap, errors: LocatedIssue[]): 
       ),
     );
   }
+  // DESIGN.md's own example sets host_launch and instructions on a session adapter: harmless, so
+  // worth a word, not a refusal.
   if (lifecycle === "session") {
     for (const key of ["host_launch", "instructions", "idle_shutdown_seconds"] as const) {
       if (s[key] !== undefined) {
-        errors.push(
+        warnings.push(
           src.issue(
             ["serve", key],
-            `serve.${key} applies to standalone adapters only; remove it or set lifecycle: standalone`,
+            `serve.${key} applies to standalone adapters only; ignored for a session adapter`,
           ),
         );
       }

@@ -11,9 +11,20 @@ export const SERVER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 const str = (what: string) => z.string({ error: `must be ${what}` });
 const bool = z.boolean({ error: "must be true or false" });
+const mapping = (what: string) => ({ error: `must be a mapping of ${what}` });
 const seconds = z.number({ error: "must be a number of seconds" }).nonnegative({
   error: "must be zero or more seconds",
 });
+const positiveSeconds = z.number({ error: "must be a number of seconds" }).positive({
+  error: "must be more than 0 seconds",
+});
+const count = (what: string, min: number) =>
+  z.number({ error: `must be a number of ${what}` }).int({ error: `must be a whole number of ${what}` })
+    .min(min, { error: `must be ${min} or more ${what}` });
+const port = (min: number) =>
+  z.number({ error: "must be a port number" }).int({ error: "must be a whole port number" })
+    .min(min, { error: `must be a port number from ${min} to 65535` })
+    .max(65535, { error: `must be a port number from ${min} to 65535` });
 const stringList = z.array(z.string({ error: "must be a string" }), { error: "must be a list of strings" });
 const stringMap = z.record(z.string(), z.string({ error: "must be a string (quote numbers and booleans)" }), {
   error: "must be a mapping of names to strings",
@@ -37,43 +48,40 @@ export const commandToolSchema = z.strictObject({
   destructive: bool.optional(),
   idempotent: bool.optional(),
   open_world: bool.optional(),
-  timeout: z.number({ error: "must be a number of seconds" }).positive({
-    error: "must be more than 0 seconds",
-  })
-    .optional(),
+  timeout: positiveSeconds.optional(),
   env: stringMap.optional(),
   cwd: str("a directory path relative to the adapter").optional(),
-});
+}, mapping("command tool fields, e.g. { description: …, run: [python3, tools/add_note.py] }"));
 
 const toolFilterSchema = z.strictObject({
   include: oneOrMany.optional(),
   exclude: oneOrMany.optional(),
   resources: bool.optional(),
   prompts: bool.optional(),
-});
+}, mapping("filter fields, e.g. tools: { include: [read_file] }"));
 
 const samplingSchema = z.strictObject({
   enabled: bool.optional(),
-  max_rpm: z.number({ error: "must be a number of requests per minute" }).int().nonnegative().optional(),
+  max_rpm: count("requests per minute", 0).optional(),
   timeout: seconds.optional(),
-  max_tokens_cap: z.number({ error: "must be a number of tokens" }).int().positive().optional(),
-  max_tool_rounds: z.number({ error: "must be a number of rounds" }).int().nonnegative().optional(),
+  max_tokens_cap: count("tokens", 1).optional(),
+  max_tool_rounds: count("rounds", 0).optional(),
   model: str("a model name").optional(),
   allowed_models: stringList.optional(),
-});
+}, mapping("sampling fields, e.g. sampling: { enabled: false }"));
 
 const elicitationSchema = z.strictObject({
   enabled: bool.optional(),
   timeout: seconds.optional(),
-});
+}, mapping("elicitation fields, e.g. elicitation: { enabled: false }"));
 
 const oauthSchema = z.strictObject({
   client_id: str("a string").optional(),
   client_secret: str("a string").optional(),
   scope: str("a string").optional(),
-  redirect_port: z.number({ error: "must be a port number" }).int().min(1).max(65535).optional(),
+  redirect_port: port(1).optional(),
   client_name: str("a string").optional(),
-});
+}, mapping("OAuth fields, e.g. oauth: { scope: read }"));
 
 export const upstreamSchema = z.strictObject({
   command: str("a program name or path, e.g. command: npx").optional(),
@@ -88,8 +96,8 @@ export const upstreamSchema = z.strictObject({
     error: "must be one of: stdio, http, sse",
   }).optional(),
   enabled: bool.optional(),
-  timeout: z.number({ error: "must be a number of seconds" }).positive().optional(),
-  connect_timeout: z.number({ error: "must be a number of seconds" }).positive().optional(),
+  timeout: positiveSeconds.optional(),
+  connect_timeout: positiveSeconds.optional(),
   keepalive_interval: seconds.optional(),
   idle_timeout_seconds: seconds.optional(),
   max_lifetime_seconds: seconds.optional(),
@@ -104,7 +112,7 @@ export const upstreamSchema = z.strictObject({
   oauth: oauthSchema.optional(),
   sampling: samplingSchema.optional(),
   elicitation: elicitationSchema.optional(),
-});
+}, mapping("server fields, e.g. { command: npx, args: [-y, some-server] } or { url: https://… }"));
 
 export const serveSchema = z.strictObject({
   transport: z.enum(["stdio", "http"], { error: "must be stdio or http" }).optional(),
@@ -114,8 +122,8 @@ export const serveSchema = z.strictObject({
   host_launch: bool.optional(),
   instructions: str("a file in the adapter, e.g. instructions: SERVICE.md").optional(),
   idle_shutdown_seconds: seconds.optional(),
-  port: z.number({ error: "must be a port number" }).int().min(0).max(65535).optional(),
-});
+  port: port(0).optional(),
+}, mapping("serve fields, e.g. serve: { command: hermit serve . }"));
 
 export const exportsSchema = z.strictObject({
   tools: z.array(
@@ -127,7 +135,7 @@ export const exportsSchema = z.strictObject({
   context: str("a file in the adapter, e.g. context: CONTEXT.md").optional(),
   skills: str("a directory in the adapter, e.g. skills: skills/").optional(),
   roles: str("a directory in the adapter, e.g. roles: roles/").optional(),
-});
+}, mapping("what the adapter exports, e.g. exports: { tools: [add_note] }"));
 
 export const manifestSchema = z.strictObject({
   name: z.string({ error: "must be a string, e.g. name: notes" }).regex(ADAPTER_NAME, {
@@ -137,17 +145,21 @@ export const manifestSchema = z.strictObject({
   description: str("a string").optional(),
   exports: exportsSchema.optional(),
   tools: z.record(
-    z.string().regex(TOOL_NAME, { error: "must be a tool name of letters, digits, _ or - (at most 64)" }),
+    z.string().regex(TOOL_NAME, {
+      error: "is not a usable tool name; use letters, digits, _ or - (at most 64)",
+    }),
     commandToolSchema,
     { error: "must be a mapping of tool names to command tools" },
   ).optional(),
   mcp_servers: z.record(
-    z.string().regex(SERVER_NAME, { error: "must be a server name of letters, digits, _ or -" }),
+    z.string().regex(SERVER_NAME, {
+      error: "is not a usable server name; use letters, digits, _ or - (at most 64)",
+    }),
     upstreamSchema,
     { error: "must be a mapping of server names to servers" },
   ).optional(),
   serve: serveSchema.optional(),
-});
+}, { error: "the manifest must be a mapping of keys (name:, exports:, tools:, mcp_servers:, serve:)" });
 
 export type RawManifest = z.output<typeof manifestSchema>;
 export type RawCommandTool = z.output<typeof commandToolSchema>;

@@ -92,6 +92,19 @@ export function groupMembers(pgid: number): number[] | undefined {
   return out;
 }
 
+/** The groups among `pgids` that still have a live process; on Linux one pass over /proc. */
+export function aliveGroups(pgids: Iterable<number>): Set<number> {
+  const wanted = new Set(pgids);
+  if (!linux || wanted.size <= 1) return new Set([...wanted].filter(groupAlive));
+  const out = new Set<number>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const st = readProcStat(Number(name));
+    if (st && wanted.has(st.pgid) && st.state !== "Z" && st.state !== "X") out.add(st.pgid);
+  }
+  return out;
+}
+
 /** True while any live process remains in group `pgid`. */
 export function groupAlive(pgid: number): boolean {
   if (windows) return isAlive(pgid);

@@ -4,9 +4,12 @@
  * SIGKILL) when hermit stops, and so the watchdog can reap it if hermit is killed outright.
  */
 import { type ChildProcess, spawn, type StdioOptions } from "node:child_process";
+import { EventEmitter } from "node:events";
 import process from "node:process";
+import { PassThrough } from "node:stream";
 import { groupAlive, signalGroup } from "../platform/proc.ts";
 import { type ExitStatus, exitStatusOf, spawnErrorStatus } from "./exit_status.ts";
+import { sleep, within } from "./wait.ts";
 
 export const DEFAULT_GRACE_MS = 3000;
 
@@ -35,8 +38,6 @@ export async function stopAllGroups(graceMs = DEFAULT_GRACE_MS): Promise<void> {
   await Promise.all([...groups].map((g) => g.stop({ graceMs })));
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 export class ProcessGroup {
   readonly child: ChildProcess;
   readonly command: string;
@@ -50,16 +51,23 @@ export class ProcessGroup {
   constructor(command: string, args: string[], opts: GroupSpawnOptions) {
     this.command = command;
     const windows = process.platform === "win32";
-    this.child = spawn(command, args, {
-      cwd: opts.cwd,
-      env: opts.env,
-      stdio: opts.stdio ?? ["pipe", "pipe", "pipe"],
-      detached: !windows,
-      windowsHide: true,
-    });
+    const stdio = opts.stdio ?? ["pipe", "pipe", "pipe"];
+    try {
+      this.child = spawn(command, args, {
+        cwd: opts.cwd,
+        env: opts.env,
+        stdio,
+        detached: !windows,
+        windowsHide: true,
+      });
+    } catch (err) {
+      this.child = unstartedChild(err, stdio);
+    }
     this.pgid = this.child.pid;
     this.exited = new Promise<ExitStatus>((resolve) => {
-      this.child.once("error", (err) => {
+      // 'error' also reports failed kill()s and messages; only one without a pid is a spawn failure.
+      this.child.on("error", (err) => {
+        if (this.child.pid !== undefined) return;
         this.#finish(spawnErrorStatus(command, err as NodeJS.ErrnoException));
         resolve(this.#status!);
       });
@@ -111,7 +119,7 @@ export class ProcessGroup {
     } catch {
       // already closed
     }
-    if (stdinMs > 0 && this.running) await Promise.race([this.exited, sleep(stdinMs)]);
+    if (stdinMs > 0 && this.running) await within(this.exited, stdinMs);
     if (groupAlive(pgid)) {
       signalGroup(pgid, "SIGTERM");
       const deadline = Date.now() + graceMs;
@@ -122,10 +130,40 @@ export class ProcessGroup {
         while (groupAlive(pgid) && Date.now() < killDeadline) await sleep(25);
       }
     }
-    const status = await Promise.race([this.exited, sleep(2000).then(() => undefined)]);
+    const status = await within(this.exited, 2000);
     this.#forget();
     return status ?? this.#status ?? { code: 137, signal: "SIGKILL", reason: "killed by SIGKILL" };
   }
+}
+
+/**
+ * Bun's spawn() throws for some failures (ENOEXEC, ENOTDIR) that Node and Deno report with an
+ * 'error' event. This stand-in reports them the same way: no pid, ended output streams, a stdin
+ * that swallows writes, and the error emitted on the next tick.
+ */
+function unstartedChild(err: unknown, stdio: StdioOptions): ChildProcess {
+  const modes = typeof stdio === "string" ? [stdio, stdio, stdio] : stdio;
+  const stream = (i: number) => {
+    if ((modes[i] ?? "pipe") !== "pipe") return null;
+    const s = new PassThrough();
+    if (i > 0) s.end();
+    else s.resume();
+    return s;
+  };
+  const streams = [stream(0), stream(1), stream(2)];
+  const child = Object.assign(new EventEmitter(), {
+    pid: undefined,
+    exitCode: null,
+    signalCode: null,
+    killed: false,
+    stdin: streams[0],
+    stdout: streams[1],
+    stderr: streams[2],
+    stdio: streams,
+    kill: () => false,
+  });
+  process.nextTick(() => child.emit("error", err));
+  return child as unknown as ChildProcess;
 }
 
 export function spawnInGroup(command: string, args: string[], opts: GroupSpawnOptions): ProcessGroup {

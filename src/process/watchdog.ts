@@ -2,6 +2,14 @@
  * The watchdog's decisions, as a pure state machine: which process groups it owns, when their
  * parent is gone, and when SIGTERM turns into SIGKILL. `watchdog_run.ts` feeds it events from the
  * real world (polls, stdin, signals) and carries out its actions.
+ *
+ *   watching ──parent-gone | signal | command-exited──▶ terminating (SIGTERM to every group)
+ *   terminating ──tick: no group left alive, or the last one unregistered──▶ done (exit)
+ *   terminating ──tick at termAt + graceMs with groups alive──▶ done (SIGKILL them, exit)
+ *
+ * A group registered while terminating gets SIGTERM at once (the grace period is not restarted).
+ * Ticks also forget groups that died on their own, so a reused group id is never signalled.
+ * Group ids ≤ 1 are never taken. `done` is absorbing.
  */
 
 export interface WatchdogConfig {
@@ -19,6 +27,7 @@ export interface WatchdogState {
   reason?: string;
 }
 
+/** `tick.alive`: which of the owned groups still have a live process. */
 export type WatchdogEvent =
   | { type: "register"; pgid: number }
   | { type: "unregister"; pgid: number }
@@ -33,6 +42,7 @@ export type WatchdogAction =
 
 export const initialState: WatchdogState = { phase: "watching", groups: new Set() };
 
+/** One event in, the next state and what to do now out. Never mutates `state`. */
 export function step(
   state: WatchdogState,
   event: WatchdogEvent,
@@ -41,7 +51,7 @@ export function step(
   if (state.phase === "done") return { state, actions: [] };
   switch (event.type) {
     case "register": {
-      if (event.pgid <= 1 || state.groups.has(event.pgid)) return { state, actions: [] };
+      if (!validGroup(event.pgid) || state.groups.has(event.pgid)) return { state, actions: [] };
       const groups = new Set(state.groups).add(event.pgid);
       // A group that arrives while we are already stopping is stopped at once.
       const actions: WatchdogAction[] = state.phase === "terminating"
@@ -89,6 +99,11 @@ export function step(
       return settle(next);
     }
   }
+}
+
+/** Group 0 means "my own group" to kill(2) and 1 is init's: never ours to signal. */
+function validGroup(pgid: number): boolean {
+  return Number.isSafeInteger(pgid) && pgid > 1;
 }
 
 /** While terminating, an empty group set means the work is done. */

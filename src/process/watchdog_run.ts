@@ -4,15 +4,18 @@
  *    watchdog never sits in the byte path); exit with CMD's status;
  *  - supervisor mode, `--ppid N --supervise`: own the groups a hermit process registers on our
  *    stdin (`register <pgid>` / `unregister <pgid>` lines). EOF on stdin means the parent died.
- * Either way, when the parent is gone (or a signal arrives) every owned group gets SIGTERM, then
- * SIGKILL after the grace period.
+ * Either way, when the parent is gone (or SIGTERM, SIGINT or SIGHUP arrives) every owned group
+ * gets SIGTERM, then SIGKILL after the grace period. "Gone": when N is our parent, our ppid
+ * changed (to init or a subreaper); otherwise N is dead or its start time changed (pid reuse).
+ * Polled every `pollMs`; while terminating, the groups are checked every 50 ms.
  */
 import process from "node:process";
 import { createInterface } from "node:readline";
 import { log } from "../log.ts";
-import { groupAlive, isAlive, processStartTime, signalGroup } from "../platform/proc.ts";
+import { aliveGroups, isAlive, processStartTime, signalGroup } from "../platform/proc.ts";
 import type { ExitStatus } from "./exit_status.ts";
 import { spawnInGroup } from "./group.ts";
+import { within } from "./wait.ts";
 import { initialState, step, type WatchdogEvent, type WatchdogState } from "./watchdog.ts";
 
 export interface WatchdogOptions {
@@ -24,6 +27,11 @@ export interface WatchdogOptions {
 }
 
 const MAX_LINE = 256;
+/** setInterval turns anything above 2^31-1 ms into 1 ms; below 10 ms polling just burns CPU. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const MIN_POLL_MS = 10;
+/** How long to wait, after the group is gone or SIGKILLed, for the runtime to report the exit. */
+const EXIT_WAIT_MS = 2000;
 
 export function runWatchdog(opts: WatchdogOptions): Promise<number> {
   return new Promise<number>((resolve) => {
@@ -34,13 +42,19 @@ export function runWatchdog(opts: WatchdogOptions): Promise<number> {
     const parentStart = processStartTime(opts.ppid);
     const timers: ReturnType<typeof setInterval>[] = [];
 
-    const finish = (reason: string) => {
+    let commandExited: Promise<ExitStatus> | undefined;
+
+    const finish = async (reason: string) => {
       if (finished) return;
       finished = true;
       timers.forEach(clearInterval);
-      for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.removeListener(sig, onSignal);
       if (reason && reason !== "command exited") log.debug(`watchdog: done (${reason})`);
-      resolve(commandStatus?.code ?? 0);
+      // The group can look empty in /proc (or have just been sent SIGKILL) before the runtime has
+      // reaped the leader: wait for its exit status, which is ours. (Signals meanwhile are
+      // still handled, and ignored, rather than killing us with a wrong status.)
+      const status = commandStatus ?? (commandExited && await within(commandExited, EXIT_WAIT_MS));
+      for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.removeListener(sig, onSignal);
+      resolve(status ? status.code : opts.command ? 128 + 9 : 0);
     };
 
     const feed = (event: WatchdogEvent) => {
@@ -48,11 +62,12 @@ export function runWatchdog(opts: WatchdogOptions): Promise<number> {
       const out = step(state, event, { graceMs: opts.graceMs });
       state = out.state;
       if (prevPhase === "watching" && state.phase !== "watching" && state.reason !== "command exited") {
-        log.warn(`watchdog: ${state.reason}; stopping ${out.actions.length} process group(s)`);
+        const n = out.actions.filter((a) => a.type === "signal").length;
+        log.warn(`watchdog: ${state.reason}; stopping ${n} process group(s)`);
       }
       for (const a of out.actions) {
         if (a.type === "signal") signalGroup(a.pgid, a.signal);
-        else finish(a.reason);
+        else void finish(a.reason);
       }
       if (state.phase === "terminating" && timers.length < 2) {
         timers.push(setInterval(() => tick(), 50));
@@ -60,7 +75,7 @@ export function runWatchdog(opts: WatchdogOptions): Promise<number> {
     };
 
     const tick = () => {
-      feed({ type: "tick", now: Date.now(), alive: new Set([...state.groups].filter(groupAlive)) });
+      feed({ type: "tick", now: Date.now(), alive: aliveGroups(state.groups) });
     };
 
     const parentGone = (): string | undefined => {
@@ -80,30 +95,39 @@ export function runWatchdog(opts: WatchdogOptions): Promise<number> {
     const onSignal = (signal: NodeJS.Signals) => feed({ type: "signal", now: Date.now(), signal });
     for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(sig, onSignal);
 
-    timers.push(setInterval(poll, opts.pollMs));
+    timers.push(setInterval(poll, Math.min(Math.max(opts.pollMs, MIN_POLL_MS), MAX_TIMER_MS)));
 
     if (opts.command) {
       const [cmd, ...args] = opts.command;
       const child = spawnInGroup(cmd, args, { env: process.env as Record<string, string>, stdio: "inherit" });
       if (child.pgid !== undefined) feed({ type: "register", pgid: child.pgid });
+      commandExited = child.exited;
       child.exited.then((status) => {
         commandStatus = status;
-        if (status.code === 127 || status.code === 126) log.error(`watchdog: ${status.reason}`);
-        feed({ type: "command-exited", now: Date.now() });
+        if (child.pgid === undefined) log.error(`watchdog: ${status.reason}`);
+        // Forget the group first if it is already empty, so its id (maybe reused by now) is never
+        // signalled; what the command left running in it gets SIGTERM, then SIGKILL.
         tick();
+        feed({ type: "command-exited", now: Date.now() });
       });
     } else {
       const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
       lines.on("line", (line) => {
-        const m = /^(register|unregister) (\d+)$/.exec(line.slice(0, MAX_LINE).trim());
-        if (!m) return;
-        const pgid = Number(m[2]);
-        if (m[1] === "unregister") feed({ type: "unregister", pgid });
-        else if (pgid > 1 && pgid !== process.pid && pgid !== opts.ppid) feed({ type: "register", pgid });
+        const m = /^(register|unregister) (\d{1,10})$/.exec(line.slice(0, MAX_LINE).trim());
+        const pgid = Number(m?.[2]);
+        if (m?.[1] === "unregister") {
+          log.debug(`watchdog: no longer watching group ${pgid}`);
+          feed({ type: "unregister", pgid });
+        } else if (m && pgid > 1 && pgid !== process.pid && pgid !== opts.ppid) {
+          log.debug(`watchdog: watching group ${pgid}`);
+          feed({ type: "register", pgid });
+        } else {
+          log.debug(`watchdog: ignoring line '${line.slice(0, 40)}'`);
+        }
       });
       lines.on("close", () => {
         // EOF: the hermit that fed us is gone, or is done and unregistered everything.
-        if (state.groups.size === 0) finish("stdin closed");
+        if (state.groups.size === 0) void finish("stdin closed");
         else feed({ type: "parent-gone", now: Date.now(), reason: `parent ${opts.ppid} closed the pipe` });
       });
     }

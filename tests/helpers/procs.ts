@@ -30,18 +30,22 @@ export async function waitFor<T>(
   );
 }
 
-interface Stat {
+export interface Stat {
   pid: number;
+  /** R, S, D, Z (zombie), X (dead), … */
   state: string;
   ppid: number;
   pgid: number;
+  /** Session id. */
+  sid: number;
 }
 
-function stat(pid: number): Stat | undefined {
+/** One process's /proc/PID/stat, or undefined when there is no such process. */
+export function stat(pid: number): Stat | undefined {
   try {
     const s = readFileSync(`/proc/${pid}/stat`, "utf8");
     const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
-    return { pid, state: f[0], ppid: Number(f[1]), pgid: Number(f[2]) };
+    return { pid, state: f[0], ppid: Number(f[1]), pgid: Number(f[2]), sid: Number(f[3]) };
   } catch {
     return undefined;
   }
@@ -80,6 +84,38 @@ export function groupMembers(pgid: number): number[] {
   return allProcesses().filter((p) => p.pgid === pgid && p.state !== "Z").map((p) => p.pid);
 }
 
+/**
+ * Resolve with everything read from `stream` once it contains `text`; reject after `timeoutMs`
+ * or when the stream ends first.
+ */
+export function readUntil(
+  stream: NodeJS.ReadableStream,
+  text: string,
+  timeoutMs = 10000,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    const done = (err?: Error) => {
+      clearTimeout(timer);
+      stream.off("data", onData);
+      stream.off("end", onEnd);
+      if (err) reject(err);
+      else resolve(seen);
+    };
+    const onData = (d: Buffer | string) => {
+      seen += d.toString();
+      if (seen.includes(text)) done();
+    };
+    const onEnd = () => done(new Error(`stream ended before '${text}'; got: ${seen}`));
+    const timer = setTimeout(
+      () => done(new Error(`timed out after ${timeoutMs} ms waiting for '${text}'; got: ${seen}`)),
+      timeoutMs,
+    );
+    stream.on("data", onData);
+    stream.on("end", onEnd);
+  });
+}
+
 export function cmdline(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ").trim();
@@ -94,18 +130,32 @@ export function kill(pid: number, signal: NodeJS.Signals = "SIGKILL"): void {
   } catch { /* already gone */ }
 }
 
-/** Remembers pids (and their descendants at cleanup time) and kills them all at the end. */
+/**
+ * Remembers pids (and their descendants at cleanup time) and process groups, and kills them all
+ * at the end.
+ */
 export class Reaper {
   #pids = new Set<number>();
+  #groups = new Set<number>();
   track(pid: number | undefined): void {
     if (pid) this.#pids.add(pid);
   }
-  /** Kill every tracked process and its descendants, and wait until they are gone. */
+  /** Also kill every process left in group `pgid` (orphans that are no one's descendants). */
+  trackGroup(pgid: number | undefined): void {
+    if (pgid && pgid > 1) this.#groups.add(pgid);
+  }
+  /** Kill every tracked process, its descendants and tracked groups, and wait until they are gone. */
   async reap(): Promise<void> {
     const all = new Set<number>();
     for (const pid of this.#pids) {
       all.add(pid);
       for (const d of descendants(pid)) all.add(d);
+    }
+    for (const pgid of this.#groups) {
+      for (const p of groupMembers(pgid)) {
+        all.add(p);
+        for (const d of descendants(p)) all.add(d);
+      }
     }
     for (const pid of all) kill(pid);
     await waitFor(() => [...all].every((p) => !alive(p)), {
@@ -114,5 +164,6 @@ export class Reaper {
     })
       .catch(() => {});
     this.#pids.clear();
+    this.#groups.clear();
   }
 }

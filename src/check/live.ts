@@ -1,0 +1,95 @@
+/**
+ * The live half of `hermit check`, the health rule: start the adapter for real (`hermit serve DIR`
+ * as a child process, exactly as a host would), `initialize`, and compare `tools/list` with
+ * `exports.tools`. What serve logged on stderr (warnings, scan findings) is reported too.
+ */
+import process from "node:process";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { messageOf } from "../errors.ts";
+import type { Manifest } from "../manifest/types.ts";
+import { GroupStdioTransport } from "../mcp/stdio_transport.ts";
+import { selfCommand } from "../platform/runtime.ts";
+import { VERSION } from "../version.ts";
+import type { Finding } from "./static.ts";
+
+export interface LiveOptions {
+  /** How long the adapter may take to answer `initialize` (upstreams start first). */
+  timeoutMs: number;
+  /** Extra arguments for `serve` (e.g. the relay's `--serve-url`). */
+  serveArgs?: string[];
+}
+
+/** Compare what a live server lists with what the manifest exports. Pure. */
+export function compareTools(
+  exported: readonly string[],
+  served: readonly string[],
+): { missing: string[]; extra: string[] } {
+  const s = new Set(served);
+  const e = new Set(exported);
+  return { missing: exported.filter((n) => !s.has(n)), extra: served.filter((n) => !e.has(n)) };
+}
+
+export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Finding[]> {
+  const [cmd, ...pre] = selfCommand();
+  const transport = new GroupStdioTransport({
+    command: cmd,
+    args: [...pre, "serve", m.dir, ...(opts.serveArgs ?? [])],
+    env: { ...(process.env as Record<string, string>), HERMIT_LOG: "info" },
+    cwd: process.cwd(),
+  });
+  const said: string[] = [];
+  transport.onStderrLine = (line) => {
+    if (/^hermit: (warn|error): /.test(line)) said.push(line.replace(/^hermit: /, ""));
+  };
+  const client = new Client({ name: "hermit-check", version: VERSION }, { capabilities: {} });
+  const findings: Finding[] = [];
+  const t0 = performance.now();
+  try {
+    await client.connect(transport, { timeout: opts.timeoutMs });
+    const initMs = Math.round(performance.now() - t0);
+    const { tools } = await client.listTools(undefined, { timeout: opts.timeoutMs });
+    const served = tools.map((t) => t.name);
+    const { missing, extra } = compareTools(m.exports.tools, served);
+    if (missing.length === 0 && extra.length === 0) {
+      findings.push({
+        level: "ok",
+        area: "health",
+        message:
+          `live: initialize answered in ${initMs} ms; tools/list matches exports.tools (${served.length} tools)`,
+      });
+    }
+    if (missing.length) {
+      findings.push({
+        level: "problem",
+        area: "health",
+        message: `live: exported but not served: ${missing.join(", ")}`,
+      });
+    }
+    if (extra.length) {
+      findings.push({
+        level: "problem",
+        area: "health",
+        message: `live: served but not exported: ${extra.join(", ")}`,
+      });
+    }
+  } catch (err) {
+    const tail = transport.stderrTail.slice(-3).join(" | ");
+    findings.push({
+      level: "problem",
+      area: "health",
+      message: `live: the adapter did not answer (${messageOf(err).replace(/^MCP error -?\d+: /, "")})${
+        tail ? `; serve said: ${tail}` : ""
+      }`,
+    });
+  } finally {
+    await client.close().catch(() => {});
+    await transport.close().catch(() => {});
+  }
+  for (const line of said) {
+    // refusals are already static findings
+    if (!line.startsWith("error: refused:")) {
+      findings.push({ level: "warning", area: "serve", message: `serve: ${line}` });
+    }
+  }
+  return findings;
+}

@@ -1,0 +1,102 @@
+/**
+ * `hermit serve DIR`: what a host runs. A session adapter is served over stdio; a standalone
+ * adapter gets a relay to its shared service (found, or launched under the lock when
+ * `serve.host_launch` allows). `--standalone` runs that service itself, `--serve-url` relays to a
+ * service anywhere.
+ */
+import { type Command, Option } from "@commander-js/extra-typings";
+import { readFileSync } from "node:fs";
+import process from "node:process";
+import { Exit, HermitError, usageError } from "../errors.ts";
+import { displayPath, loadManifest } from "../manifest/load.ts";
+import type { SetExit } from "./app.ts";
+import { writeOut } from "./output.ts";
+
+const collect = (v: string, prev: string[]) => [...prev, v];
+const port = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    throw usageError(`--port must be a port number, got '${v}'`);
+  }
+  return n;
+};
+
+export function registerServe(program: Command, setExit: SetExit): void {
+  program.command("serve")
+    .description(
+      "serve an adapter to a host over stdio (logs go to stderr); or run or reach its shared service",
+    )
+    .argument("[dir]", "the adapter directory", ".")
+    .option("--standalone", "run the shared HTTP service for this adapter (prints its endpoint)")
+    .option("--daemon", "with --standalone: run it in the background, logs in DIR/.serve/log")
+    .option("--port <port>", "with --standalone: the port (default: serve.port, else a free one)", port)
+    .option("--host <address>", "with --standalone: the interface to bind (default 127.0.0.1)", "127.0.0.1")
+    .option("--token-file <file>", "the bearer token, from a file (needed off loopback; for --serve-url too)")
+    .option(
+      "--allowed-host <name>",
+      "with --standalone off loopback: a Host name clients use (repeatable)",
+      collect,
+      [] as string[],
+    )
+    .option(
+      "--allowed-origin <origin>",
+      "with --standalone: a browser Origin to accept (repeatable)",
+      collect,
+      [] as string[],
+    )
+    .option(
+      "--serve-url <url>",
+      "relay to the service at this URL (token from --token-file or HERMIT_SERVE_TOKEN)",
+    )
+    .addOption(new Option("--host-launched", "started by a relay: stop after the idle period").hideHelp())
+    .action(async (dir, opts) => {
+      const manifest = loadManifest(dir);
+      if (opts.standalone) {
+        if (opts.serveUrl) throw usageError("--standalone and --serve-url exclude each other");
+        if (opts.daemon) {
+          const { launchDetached, findService } = await import("../service/launch.ts");
+          const running = await findService(manifest.dir);
+          if (running) {
+            throw new HermitError(
+              `a service for ${manifest.name} is already running at ${running.url} (pid ${running.pid})`,
+              Exit.usage,
+            );
+          }
+          const ep = await launchDetached(manifest, false);
+          await writeOut(`${ep.url}\n`);
+          process.stderr.write(
+            `hermit: ${manifest.name} service running at ${ep.url} (pid ${ep.pid}); stop it with 'hermit stop ${
+              displayPath(manifest.dir) || "."
+            }'\n`,
+          );
+          return setExit(Exit.ok);
+        }
+        const { runService } = await import("../service/service.ts");
+        return setExit(
+          await runService(manifest, {
+            host: opts.host,
+            port: opts.port ?? manifest.serve.port ?? 0,
+            tokenFile: opts.tokenFile,
+            allowedHosts: opts.allowedHost,
+            allowedOrigins: opts.allowedOrigin,
+            hostLaunched: opts.hostLaunched === true,
+            onReady: (ep) => void writeOut(`${ep.url}\n`),
+          }),
+        );
+      }
+      if (opts.daemon) throw usageError("--daemon goes with --standalone");
+      if (opts.serveUrl) {
+        const token = opts.tokenFile
+          ? readFileSync(opts.tokenFile, "utf8").trim()
+          : process.env.HERMIT_SERVE_TOKEN;
+        const { relayTo } = await import("../service/relay_targets.ts");
+        return setExit(await relayTo(manifest, opts.serveUrl, token));
+      }
+      if (manifest.serve.lifecycle === "standalone") {
+        const { relayToLocal } = await import("../service/relay_targets.ts");
+        return setExit(await relayToLocal(manifest, displayPath(manifest.dir) || "."));
+      }
+      const { serveStdio } = await import("../mcp/session.ts");
+      setExit(await serveStdio(manifest));
+    });
+}

@@ -1,0 +1,71 @@
+/**
+ * Gate 6, sampling and elicitation requested by an upstream: forwarded to the host only when it
+ * supports them, within per-server limits — a sliding one-minute rate window, a timeout, a cap on
+ * max tokens and on tool rounds. URL-mode elicitation is declined. Pure decisions plus a small
+ * rate-window object.
+ */
+import type { CreateMessageRequest, ElicitRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { SamplingPolicy } from "../manifest/types.ts";
+
+/** Sliding 60-second window. */
+export class RateWindow {
+  readonly #stamps: number[] = [];
+  constructor(readonly perMinute: number) {}
+  /** Record a request at `now` if the window has room; false when over the limit. */
+  take(now = Date.now()): boolean {
+    while (this.#stamps.length && now - this.#stamps[0] >= 60_000) this.#stamps.shift();
+    if (this.#stamps.length >= this.perMinute) return false;
+    this.#stamps.push(now);
+    return true;
+  }
+}
+
+export type SamplingVerdict =
+  | { ok: true; params: CreateMessageRequest["params"] }
+  | { ok: false; reason: string };
+
+/** Count assistant turns that used tools: each is one tool round. */
+export function toolRounds(params: CreateMessageRequest["params"]): number {
+  return params.messages.filter((m) => {
+    if (m.role !== "assistant") return false;
+    const content = Array.isArray(m.content) ? m.content : [m.content];
+    return content.some((c) => (c as { type?: string }).type === "tool_use");
+  }).length;
+}
+
+export function checkSampling(
+  params: CreateMessageRequest["params"],
+  policy: SamplingPolicy,
+  window: RateWindow,
+  now = Date.now(),
+): SamplingVerdict {
+  if (!policy.enabled) return { ok: false, reason: "sampling is disabled for this server" };
+  if (toolRounds(params) > policy.maxToolRounds) {
+    return { ok: false, reason: `more than ${policy.maxToolRounds} tool rounds (max_tool_rounds)` };
+  }
+  if (!window.take(now)) {
+    return { ok: false, reason: `more than ${policy.maxRpm} sampling requests a minute (max_rpm)` };
+  }
+  const next: CreateMessageRequest["params"] = {
+    ...params,
+    maxTokens: Math.min(params.maxTokens, policy.maxTokensCap),
+  };
+  if (policy.model) next.modelPreferences = { ...params.modelPreferences, hints: [{ name: policy.model }] };
+  else if (policy.allowedModels.length && params.modelPreferences?.hints) {
+    const hints = params.modelPreferences.hints.filter((h) =>
+      h.name && policy.allowedModels.includes(h.name)
+    );
+    next.modelPreferences = { ...params.modelPreferences, hints };
+  }
+  return { ok: true, params: next };
+}
+
+export type ElicitationVerdict = { ok: true } | { ok: false; reason: string };
+
+export function checkElicitation(params: ElicitRequest["params"], enabled: boolean): ElicitationVerdict {
+  if (!enabled) return { ok: false, reason: "elicitation is disabled for this server" };
+  if ((params as { mode?: string }).mode === "url") {
+    return { ok: false, reason: "URL-mode elicitation is not supported" };
+  }
+  return { ok: true };
+}

@@ -1,0 +1,282 @@
+/**
+ * Gate 1, config screening: refuse entries that match the shapes of known attacks before they can
+ * run. The IOC blocklist (the June 2026 hermes-0day campaign) anywhere in the entry; the
+ * network-egress shape and the persistence shape when the command is a shell interpreter, after
+ * unwrapping `env`, `timeout`, `nice`, `nohup`, `stdbuf`, `sudo`, `command`, `exec` and similar
+ * wrappers (Hermes skips this unwrapping: its open #63904). A shell behind a wrapper hermit does
+ * not know is still found when it is given a command flag (`… sh -c '…'`, `… cmd /c …`).
+ * Base64 tokens in a shell payload (PowerShell's `-EncodedCommand`, `echo … | base64 -d | sh`)
+ * are decoded and searched too. Pure: argv in, verdict out.
+ */
+
+/** Substrings that refuse an entry outright (hermes.md section 15); compared case-insensitively. */
+export const IOC_SUBSTRINGS = [
+  "AAAAC3NzaC1lZDI1NTE5AAAAICBoh1oDC4DnsO1m5mJ4yfEKrQebaFh",
+  "hermes-0day",
+  "60.165.167.",
+  "118.182.244.156",
+  "61.178.123.196",
+] as const;
+
+/** Hermes's `_SHELL_INTERPRETERS`, plus the other common shells (and `su`/`runuser`, which run one). */
+export const SHELL_INTERPRETERS: readonly string[] = (
+  "bash sh zsh dash fish cmd cmd.exe powershell powershell.exe pwsh pwsh.exe " +
+  "ksh mksh ash csh tcsh bash.exe sh.exe zsh.exe su runuser"
+).split(" ");
+
+/** Hermes's `_EGRESS_PATTERN`, plus PowerShell aliases and .NET clients, Windows download tools, telnet, /dev/udp. */
+export const EGRESS_PATTERN =
+  /(?<![\w.-])(?:curl|wget|nc|ncat|socat|telnet|iwr|irm|bitsadmin)(?![\w.-])|\/dev\/(?:tcp|udp)\/|\bInvoke-WebRequest\b|\bInvoke-RestMethod\b|\bStart-BitsTransfer\b|\b(?:System\.)?Net\.(?:WebClient|Http\.HttpClient|Sockets\.TcpClient)\b|\bcertutil\b.*-urlcache|\bopenssl\s+s_client\b/i;
+/** Hermes's `_EXFIL_HINT_PATTERN`: only adds words to the reason. */
+export const EXFIL_HINT_PATTERN = /\.env\b|--data-binary|--data-raw|\b-X\s+POST\b|\bPOST\b|<\s*[^\s]+/;
+/** Hermes's `_PERSISTENCE_PATTERN`, plus the other login files, preload, autostart and scheduled tasks. */
+export const PERSISTENCE_PATTERN =
+  /authorized_keys|\.ssh\/|\/etc\/ssh\b|\/etc\/pam\.d\b|pam_[\w-]+\.so|\/etc\/sudoers|\/etc\/cron|crontab\b|\/etc\/rc\.local|\/etc\/systemd|\.bashrc\b|\.bash_profile\b|\.profile\b|\.zshrc\b|\.zprofile\b|\/etc\/profile\b|\/etc\/ld\.so\.preload|\.config\/autostart|\/Library\/Launch(?:Agents|Daemons)|\\CurrentVersion\\Run|\bschtasks\b|\$PROFILE\b/i;
+
+/**
+ * Wrappers: their options that take a value, positional operands before the command, and when
+ * the rest is itself run by a shell (`always`, or only given one of the `shell` options).
+ */
+interface WrapperSpec {
+  valued: string[];
+  positional?: number;
+  shell?: "always" | string[];
+}
+const spec = (valued: string, more: Omit<WrapperSpec, "valued"> = {}): WrapperSpec => ({
+  valued: valued ? valued.split(" ") : [],
+  ...more,
+});
+const WRAPPERS: Record<string, WrapperSpec> = {
+  env: spec("-u --unset -C --chdir -S --split-string"),
+  timeout: spec("-s --signal -k --kill-after", { positional: 1 }),
+  nice: spec("-n --adjustment"),
+  nohup: spec(""),
+  stdbuf: spec("-i -o -e --input --output --error"),
+  sudo: spec(
+    "-u --user -g --group -C --close-from -D --chdir -h --host -p --prompt -r --role -t --type " +
+      "-T --command-timeout -U --other-user",
+    { shell: ["-s", "--shell", "-i", "--login"] },
+  ),
+  doas: spec("-u -C"),
+  command: spec(""),
+  exec: spec("-a"),
+  setsid: spec(""),
+  time: spec("-f --format -o --output"),
+  ionice: spec("-c --class -n --classdata -t"),
+  chrt: spec("", { positional: 1 }),
+  taskset: spec("", { positional: 1 }),
+  chroot: spec("--userspec --groups", { positional: 1 }),
+  unshare: spec(""),
+  nsenter: spec("-t --target"),
+  strace: spec("-o -e -p -s -u -E"),
+  ltrace: spec("-o -e -p -s -u"),
+  xargs: spec("-a --arg-file -d --delimiter -E -I -L -n --max-args -P --max-procs -s --max-chars"),
+  flock: spec("-w --timeout -E --conflict-exit-code", { positional: 1, shell: ["-c", "--command"] }),
+  watch: spec("-n --interval -d", { shell: "always" }),
+  "systemd-run": spec("-p --property -u --unit -E --setenv --working-directory --uid --gid"),
+  caffeinate: spec("-t -w"),
+  busybox: spec(""),
+};
+
+export interface ScreenInput {
+  /** The command as written (may hold arguments: Hermes splits it with shlex). */
+  command?: string;
+  args?: readonly string[];
+  /** Values of env, headers, url, cwd: searched for IOCs only. */
+  values?: readonly string[];
+}
+
+export type ScreenVerdict = { refused: false } | {
+  refused: true;
+  shape: "ioc" | "egress" | "persistence";
+  reason: string;
+};
+
+export function baseName(cmd: string): string {
+  return cmd.split(/[\\/]/).pop()!.toLowerCase();
+}
+
+const isShell = (word: string) => SHELL_INTERPRETERS.includes(baseName(word));
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
+/** How a shell is told "run this": `-c`, `-lc`, `/c`, `-Command`, `-EncodedCommand`, … */
+const COMMAND_FLAG = /^(?:-[a-z]*c[a-z]*|--command|\/[ck]|-(?:e|ec|enc|encodedcommand|command)(?:[:=].*)?)$/i;
+
+/**
+ * Split a command string roughly as shlex would (quotes, backslash escapes). A backslash is an
+ * escape only before a quote, a backslash or white space, so `C:\Windows\cmd.exe` stays a path.
+ */
+export function splitCommand(s: string): string[] {
+  const out: string[] = [];
+  let cur = "";
+  let quote: string | undefined;
+  let has = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    const escapes = c === "\\" && i + 1 < s.length && /["'\\\s]/.test(s[i + 1]);
+    if (quote) {
+      if (c === quote) quote = undefined;
+      else if (escapes && quote === '"') cur += s[++i];
+      else cur += c;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      has = true;
+    } else if (escapes) {
+      cur += s[++i];
+      has = true;
+    } else if (/\s/.test(c)) {
+      if (has) out.push(cur);
+      cur = "";
+      has = false;
+    } else {
+      cur += c;
+      has = true;
+    }
+  }
+  if (has) out.push(cur);
+  return out;
+}
+
+/** Drop wrapper programs (and their options, and `NAME=value` prefixes) from the front of argv. */
+export function unwrap(argv: readonly string[]): { argv: string[]; wrappers: string[] } {
+  let rest = skipAssignments([...argv]);
+  const wrappers: string[] = [];
+  for (let guard = 0; guard < 32 && rest.length > 0; guard++) {
+    const name = baseName(rest[0]).replace(/\.exe$/, "");
+    const w = WRAPPERS[name];
+    if (!w) break;
+    wrappers.push(name);
+    rest = rest.slice(1);
+    let viaShell = w.shell === "always";
+    if (name === "env") rest = skipEnv(rest);
+    else {
+      while (rest.length && rest[0].startsWith("-") && rest[0] !== "-") {
+        const opt = rest[0];
+        rest = rest.slice(1);
+        if (opt === "--") break;
+        if (Array.isArray(w.shell) && w.shell.includes(opt)) {
+          viaShell = true;
+          if (opt === "-c" || opt === "--command") break; // what follows is the script
+        } else if (w.valued.includes(opt)) rest = rest.slice(1);
+      }
+      if (w.positional && !(viaShell && name === "flock")) rest = rest.slice(w.positional);
+      if (name === "flock" && rest[0] && /^(?:-c|--command)$/.test(rest[0])) {
+        viaShell = true;
+        rest = rest.slice(1);
+      }
+    }
+    rest = skipAssignments(rest);
+    if (viaShell && rest.length && !isShell(rest[0]) && !WRAPPERS[baseName(rest[0]).replace(/\.exe$/, "")]) {
+      rest = ["sh", "-c", rest.join(" ")];
+    }
+  }
+  return { argv: rest, wrappers };
+}
+
+function skipAssignments(rest: string[]): string[] {
+  let i = 0;
+  while (i < rest.length && ASSIGNMENT.test(rest[i])) i++;
+  return rest.slice(i);
+}
+
+function skipEnv(rest: string[]): string[] {
+  while (rest.length) {
+    const a = rest[0];
+    if (a === "--") return rest.slice(1);
+    if (a === "-S" || a === "--split-string") return splitCommand(rest[1] ?? "").concat(rest.slice(2));
+    if (a.startsWith("--split-string=")) return splitCommand(a.slice(15)).concat(rest.slice(1));
+    // `#!/usr/bin/env -S bash -c …` hands env the whole line as one argument
+    if (/^-[a-zA-Z]*S/.test(a)) return splitCommand(a.slice(a.indexOf("S") + 1)).concat(rest.slice(1));
+    if (["-u", "--unset", "-C", "--chdir"].includes(a)) rest = rest.slice(2);
+    else if (a.startsWith("-") || ASSIGNMENT.test(a)) rest = rest.slice(1);
+    else break;
+  }
+  return rest;
+}
+
+/** The shell and its payload in `argv` (after unwrapping), if a shell runs one. */
+function findShell(argv: readonly string[]): { shell: string; script: string[] } | undefined {
+  if (argv.length && isShell(argv[0])) return { shell: baseName(argv[0]), script: argv.slice(1) };
+  for (let i = 1; i < argv.length; i++) {
+    if (!isShell(argv[i])) continue;
+    for (let j = i + 1; j < argv.length && /^[-/]/.test(argv[j]); j++) {
+      if (COMMAND_FLAG.test(argv[j])) return { shell: baseName(argv[i]), script: argv.slice(i + 1) };
+    }
+  }
+  return undefined;
+}
+
+/** Text hidden in base64 tokens of a payload (UTF-8 or UTF-16LE, as PowerShell encodes it). */
+export function decodeBase64Tokens(script: string): string {
+  const out: string[] = [];
+  for (const m of script.matchAll(/[A-Za-z0-9+/]{16,}={0,2}/g)) {
+    let bytes: Uint8Array;
+    try {
+      bytes = Uint8Array.from(
+        atob(m[0].length % 4 ? m[0].slice(0, m[0].length - (m[0].length % 4)) : m[0]),
+        (c) => c.charCodeAt(0),
+      );
+    } catch {
+      continue;
+    }
+    for (const enc of ["utf-8", "utf-16le"]) {
+      const text = new TextDecoder(enc).decode(bytes);
+      if (/^[\t\n\r\x20-\x7e]+$/.test(text)) out.push(text);
+    }
+  }
+  return out.join("\n");
+}
+
+function screenArgv(argv: readonly string[]): ScreenVerdict {
+  const { argv: inner, wrappers } = unwrap(argv);
+  const found = findShell(inner);
+  if (!found) return { refused: false };
+  const via = wrappers.length ? ` (via ${wrappers.join(", ")})` : "";
+  const plain = found.script.join(" ");
+  const decoded = decodeBase64Tokens(plain);
+  for (const [text, note] of [[plain, ""], [decoded, " (base64-encoded)"]]) {
+    const egress = EGRESS_PATTERN.exec(text);
+    if (egress) {
+      const exfil = EXFIL_HINT_PATTERN.test(text) ? " and exfiltration-shaped arguments" : "";
+      return {
+        refused: true,
+        shape: "egress",
+        reason: `${found.shell}${via} payload has network egress ('${egress[0]}')${note}${exfil}`,
+      };
+    }
+    const persist = PERSISTENCE_PATTERN.exec(text);
+    if (persist) {
+      return {
+        refused: true,
+        shape: "persistence",
+        reason: `${found.shell}${via} payload writes to ${
+          persist[0]
+        }${note} (the hermes-0day backdoor shape)`,
+      };
+    }
+  }
+  return { refused: false };
+}
+
+export function screen(input: ScreenInput): ScreenVerdict {
+  const args = input.args ?? [];
+  const haystack = [...(input.command !== undefined ? [input.command] : []), ...args, ...(input.values ?? [])]
+    .map((s) => s.toLowerCase());
+  for (const ioc of IOC_SUBSTRINGS) {
+    if (haystack.some((s) => s.includes(ioc.toLowerCase()))) {
+      return {
+        refused: true,
+        shape: "ioc",
+        reason: `contains a known attack indicator of the hermes-0day campaign ('${ioc}')`,
+      };
+    }
+  }
+  // hermit runs `command` as one program path; Hermes (and a reader) may split it: screen both
+  const readings = input.command === undefined
+    ? [[...args]]
+    : [[...splitCommand(input.command), ...args], [input.command, ...args]];
+  for (const argv of readings) {
+    const v = screenArgv(argv);
+    if (v.refused) return v;
+  }
+  return { refused: false };
+}

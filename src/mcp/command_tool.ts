@@ -1,0 +1,165 @@
+/**
+ * Running a command tool: its argv in its own process group (cwd = the adapter directory, the
+ * filtered environment), the call's arguments as JSON on stdin, stdout as the result (a JSON
+ * object with `content`/`structuredContent` passes through; anything else is one text block), a
+ * non-zero exit as `isError` with the tail of stderr. Past its timeout, or when the call is
+ * cancelled, the whole group is stopped.
+ */
+import path from "node:path";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import { type CallToolResult, CallToolResultSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { childEnv } from "../gates/env.ts";
+import { screenCommandTool } from "../gates/screen_manifest.ts";
+import { interpolate, type InterpolationContext } from "../manifest/interpolate.ts";
+import type { CommandTool } from "../manifest/types.ts";
+import { which } from "../platform/which.ts";
+import { spawnInGroup } from "../process/group.ts";
+
+export const MAX_STDOUT_BYTES = 4 * 1024 * 1024;
+const STDERR_TAIL_BYTES = 4000;
+
+export interface CommandToolContext {
+  adapterDir: string;
+  interpolation: InterpolationContext;
+  parentEnv: Readonly<Record<string, string | undefined>>;
+  platform: NodeJS.Platform;
+}
+
+/** The MCP definition a host sees for a command tool. */
+export function commandToolDefinition(t: CommandTool): Tool {
+  const annotations: NonNullable<Tool["annotations"]> = { readOnlyHint: t.readOnly };
+  if (t.title) annotations.title = t.title;
+  if (t.destructive !== undefined) annotations.destructiveHint = t.destructive;
+  if (t.idempotent !== undefined) annotations.idempotentHint = t.idempotent;
+  if (t.openWorld !== undefined) annotations.openWorldHint = t.openWorld;
+  const tool: Tool = {
+    name: t.name,
+    description: t.description,
+    inputSchema: t.inputSchema as Tool["inputSchema"],
+    annotations,
+  };
+  if (t.title) tool.title = t.title;
+  if (t.outputSchema) tool.outputSchema = t.outputSchema as Tool["outputSchema"];
+  return tool;
+}
+
+const validator = new AjvJsonSchemaValidator();
+const compiled = new Map<CommandTool, (input: unknown) => string | undefined>();
+
+/** Undefined when `args` fits the tool's input schema, else why not. */
+export function validateArguments(t: CommandTool, args: unknown): string | undefined {
+  let check = compiled.get(t);
+  if (!check) {
+    try {
+      const v = validator.getValidator(t.inputSchema as never);
+      check = (input) => {
+        const r = v(input);
+        return r.valid ? undefined : r.errorMessage;
+      };
+    } catch (err) {
+      const why = `tools.${t.name}.input is not a usable JSON Schema: ${(err as Error).message}`;
+      check = () => why;
+    }
+    compiled.set(t, check);
+  }
+  return check(args);
+}
+
+const errorResult = (text: string): CallToolResult => ({ isError: true, content: [{ type: "text", text }] });
+
+export async function runCommandTool(
+  t: CommandTool,
+  args: Record<string, unknown>,
+  ctx: CommandToolContext,
+  signal?: AbortSignal,
+): Promise<CallToolResult> {
+  const invalid = validateArguments(t, args);
+  if (invalid) return errorResult(`invalid arguments for ${t.name}: ${invalid}`);
+
+  const { value } = interpolate({ run: t.run, env: t.env, cwd: t.cwd }, ctx.interpolation);
+  const verdict = screenCommandTool({ run: value.run, env: value.env });
+  if (verdict.refused) return errorResult(`refused: tools.${t.name}: ${verdict.reason}; it was NOT run`);
+  const cwd = path.resolve(ctx.adapterDir, value.cwd ?? ".");
+  const env = childEnv(ctx.parentEnv, value.env, ctx.platform);
+  env.HERMIT_ADAPTER_DIR = ctx.adapterDir;
+  env.HERMIT_WORKSPACE = ctx.interpolation.workspaceFolder;
+  env.HERMIT_TOOL = t.name;
+  const [program, ...rest] = value.run;
+  const resolved = which(program, { cwd, path: env.PATH, platform: ctx.platform });
+  if (!resolved) return errorResult(`${t.name}: command not found: ${program}`);
+
+  const group = spawnInGroup(resolved, rest, { cwd, env });
+  const child = group.child;
+  const out: Buffer[] = [];
+  let outBytes = 0;
+  let truncated = false;
+  let errTail = "";
+  child.stdout!.on("data", (b: Buffer) => {
+    if (outBytes >= MAX_STDOUT_BYTES) return void (truncated = true);
+    out.push(b);
+    outBytes += b.length;
+  });
+  child.stderr!.setEncoding("utf8").on("data", (s: string) => {
+    errTail = (errTail + s).slice(-STDERR_TAIL_BYTES);
+  });
+  child.stdin!.on("error", () => {/* the tool did not read its input */});
+  child.stdin!.end(JSON.stringify(args ?? {}));
+
+  let ended: "timeout" | "cancelled" | undefined;
+  const timer = setTimeout(() => {
+    ended = "timeout";
+    void group.stop();
+  }, t.timeoutSeconds * 1000);
+  const onAbort = () => {
+    ended ??= "cancelled";
+    void group.stop({ graceMs: 1000 });
+  };
+  signal?.addEventListener("abort", onAbort, { once: true });
+  if (signal?.aborted) onAbort();
+
+  const closed = new Promise<void>((r) => child.once("close", () => r()));
+  const status = await group.exited;
+  await Promise.race([closed, new Promise((r) => setTimeout(r, 500))]);
+  clearTimeout(timer);
+  signal?.removeEventListener("abort", onAbort);
+  if (group.running || (ended && status.code !== 0)) await group.stop({ graceMs: 500 });
+
+  if (ended === "timeout") {
+    return errorResult(`${t.name} timed out after ${t.timeoutSeconds} s; its processes were stopped`);
+  }
+  if (ended === "cancelled") return errorResult(`${t.name} was cancelled; its processes were stopped`);
+  const stdout = Buffer.concat(out).toString("utf8") +
+    (truncated ? `\n[output truncated at ${MAX_STDOUT_BYTES} bytes]` : "");
+  if (status.code !== 0) {
+    const detail = errTail.trim() || stdout.trim().slice(-STDERR_TAIL_BYTES);
+    return errorResult(`${t.name} failed: ${status.reason}${detail ? "\n" + detail : ""}`);
+  }
+  return resultFromStdout(stdout, t);
+}
+
+/** A JSON object with `content`/`structuredContent` is a result; anything else is text. */
+export function resultFromStdout(stdout: string, t: Pick<CommandTool, "outputSchema">): CallToolResult {
+  const trimmed = stdout.trim();
+  if (trimmed.startsWith("{")) {
+    let obj: unknown;
+    try {
+      obj = JSON.parse(trimmed);
+    } catch {
+      obj = undefined;
+    }
+    if (obj && typeof obj === "object" && !Array.isArray(obj)) {
+      const o = obj as Record<string, unknown>;
+      if ("content" in o || "structuredContent" in o) {
+        const candidate = {
+          ...o,
+          content: o.content ?? [{ type: "text", text: JSON.stringify(o.structuredContent) }],
+        };
+        const parsed = CallToolResultSchema.safeParse(candidate);
+        if (parsed.success) return parsed.data;
+      } else if (t.outputSchema) {
+        return { content: [{ type: "text", text: trimmed }], structuredContent: o };
+      }
+    }
+  }
+  return { content: [{ type: "text", text: stdout.replace(/\r?\n$/, "") }] };
+}

@@ -1,0 +1,107 @@
+/**
+ * What `hermit tools` and `hermit call` do, as domain functions: start the adapter's gateway in
+ * process (under the watchdog), ask it, and stop everything again.
+ */
+import type { CallToolResult, ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import { Exit, HermitError } from "../errors.ts";
+import type { ScanFinding } from "../gates/scan.ts";
+import type { Manifest } from "../manifest/types.ts";
+import { stopAllGroups } from "../process/group.ts";
+import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
+import { Gateway, REFUSED_META } from "./gateway.ts";
+import { connectInProcess } from "./inprocess.ts";
+import { startupWaitMs } from "./session.ts";
+
+async function withGateway<T>(
+  manifest: Manifest,
+  verbose: boolean,
+  fn: (g: Gateway) => Promise<T>,
+): Promise<T> {
+  enableWatchdog();
+  const gateway = new Gateway(manifest, { stderrLevel: verbose ? "info" : "debug" });
+  try {
+    await gateway.start(startupWaitMs());
+    return await fn(gateway);
+  } finally {
+    await gateway.stop();
+    await stopAllGroups();
+    await disableWatchdog();
+  }
+}
+
+export interface ToolRow {
+  name: string;
+  source: string;
+  raw?: string;
+  trust: "full" | "untrusted";
+  readOnly: boolean;
+  description: string;
+  findings: ScanFinding[];
+}
+
+export interface ToolsReport {
+  adapter: string;
+  safeMode: boolean;
+  tools: ToolRow[];
+  missing: { name: string; why: string }[];
+  refused: { where: string; reason: string }[];
+}
+
+export function effectiveTools(manifest: Manifest, verbose = false): Promise<ToolsReport> {
+  return withGateway(manifest, verbose, async (gateway) => ({
+    adapter: manifest.name,
+    safeMode: gateway.safeMode,
+    tools: gateway.catalog().map((e) => ({
+      name: e.name,
+      source: e.source.kind === "command" ? "command" : `mcp_servers.${e.source.server}`,
+      raw: e.source.kind === "upstream" ? e.source.raw : undefined,
+      trust: e.trust,
+      readOnly: e.readOnly,
+      description: e.tool.description ?? "",
+      findings: e.findings,
+    })),
+    missing: gateway.selfCheck().missing,
+    refused: gateway.refusals.map((r) => ({ where: r.where, reason: r.reason })),
+  }));
+}
+
+export interface CallReport {
+  result: CallToolResult;
+  refused: boolean;
+}
+
+/** One call through the session server and the gateway, as a host's call goes. */
+export function callOnce(
+  manifest: Manifest,
+  tool: string,
+  args: Record<string, unknown>,
+  opts: { verbose?: boolean; elicit?: (p: ElicitRequest["params"]) => Promise<ElicitResult> } = {},
+): Promise<CallReport> {
+  return withGateway(manifest, opts.verbose ?? false, async (gateway) => {
+    const refusal = gateway.refusals.find((r) =>
+      r.where === `tools.${tool}` ||
+      (r.where.startsWith("mcp_servers.") && !gateway.catalog().some((e) => e.name === tool))
+    );
+    if (refusal && !gateway.catalog().some((e) => e.name === tool)) {
+      throw new HermitError(`refused: ${refusal.where}: ${refusal.reason}`, Exit.refused);
+    }
+    const conn = await connectInProcess(gateway, { elicit: opts.elicit });
+    try {
+      let result: CallToolResult;
+      try {
+        result = await conn.client.callTool({ name: tool, arguments: args }) as CallToolResult;
+      } catch (err) {
+        const known = manifest.exports.tools;
+        const message = (err as Error).message.replace(/MCP error -?\d+: /g, "");
+        throw new HermitError(
+          `${message}${known.includes(tool) ? "" : `; exported tools: ${known.join(", ") || "none"}`}`,
+          Exit.usage,
+        );
+      }
+      const refused = (result._meta as Record<string, unknown> | undefined)?.[REFUSED_META] === true;
+      return { result, refused };
+    } finally {
+      await conn.close();
+    }
+  });
+}

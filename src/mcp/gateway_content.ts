@@ -1,0 +1,146 @@
+/**
+ * Resources and prompts of the upstream servers, passed through when the server advertises them
+ * and its manifest entry allows them (`tools.resources`, `tools.prompts`, both on by default).
+ * Lists are merged across servers; reads and gets go to the server that listed the item.
+ * Everything returned is sanitized (gate 4) and prompt descriptions are scanned (gate 3).
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type {
+  GetPromptResult,
+  ListPromptsResult,
+  ListResourcesResult,
+  ListResourceTemplatesResult,
+  ReadResourceResult,
+} from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { deepStripTags, sanitizeContents } from "../gates/sanitize.ts";
+import { scanPrompt } from "../gates/scan.ts";
+import { log } from "../log.ts";
+import type { UpstreamConnection } from "./upstream.ts";
+import { MAX_LIST_PAGES } from "./upstream_tools.ts";
+
+type Kind = "resources" | "prompts";
+
+export class ContentRouter {
+  readonly #upstreams: () => Iterable<UpstreamConnection>;
+  readonly #resourceOwner = new Map<string, string>();
+  readonly #promptOwner = new Map<string, string>();
+  readonly #warned = new Set<string>();
+
+  constructor(upstreams: () => Iterable<UpstreamConnection>) {
+    this.#upstreams = upstreams;
+  }
+
+  #serving(kind: Kind): UpstreamConnection[] {
+    return [...this.#upstreams()].filter((u) => u.config[kind] && u.capabilities?.[kind]);
+  }
+
+  async #collect<T>(
+    kind: Kind,
+    page: (c: Client, cursor?: string) => Promise<{ items: T[]; next?: string }>,
+  ): Promise<[UpstreamConnection, T[]][]> {
+    return await Promise.all(
+      this.#serving(kind).map(async (u): Promise<[UpstreamConnection, T[]]> => {
+        try {
+          const items = await u.withClient(async (c) => {
+            const all: T[] = [];
+            let cursor: string | undefined;
+            for (let i = 0; i < MAX_LIST_PAGES; i++) {
+              const r = await page(c, cursor);
+              all.push(...r.items);
+              cursor = r.next || undefined;
+              if (!cursor) break;
+            }
+            return all;
+          });
+          return [u, items];
+        } catch (err) {
+          log.warn(`mcp_servers.${u.name}: listing ${kind} failed: ${(err as Error).message}`);
+          return [u, []];
+        }
+      }),
+    );
+  }
+
+  async listResources(): Promise<ListResourcesResult> {
+    const per = await this.#collect("resources", async (c, cursor) => {
+      const r = await c.listResources(cursor ? { cursor } : undefined);
+      return { items: r.resources, next: r.nextCursor };
+    });
+    const resources = per.flatMap(([u, items]) =>
+      items.map((r) => {
+        this.#resourceOwner.set(r.uri, u.name);
+        return deepStripTags(r);
+      })
+    );
+    return { resources };
+  }
+
+  async listResourceTemplates(): Promise<ListResourceTemplatesResult> {
+    const per = await this.#collect("resources", async (c, cursor) => {
+      const r = await c.listResourceTemplates(cursor ? { cursor } : undefined);
+      return { items: r.resourceTemplates, next: r.nextCursor };
+    });
+    return { resourceTemplates: per.flatMap(([, items]) => items.map(deepStripTags)) };
+  }
+
+  async readResource(uri: string): Promise<ReadResourceResult> {
+    const owner = this.#resourceOwner.get(uri);
+    const candidates = this.#serving("resources").sort((a, b) =>
+      Number(b.name === owner) - Number(a.name === owner)
+    );
+    let lastError: unknown;
+    for (const u of candidates) {
+      try {
+        return sanitizeContents(await u.withClient((c) => c.readResource({ uri })));
+      } catch (err) {
+        lastError = err;
+      }
+    }
+    throw lastError ?? new McpError(ErrorCode.InvalidParams, `unknown resource ${uri}`);
+  }
+
+  async listPrompts(): Promise<ListPromptsResult> {
+    const per = await this.#collect("prompts", async (c, cursor) => {
+      const r = await c.listPrompts(cursor ? { cursor } : undefined);
+      return { items: r.prompts, next: r.nextCursor };
+    });
+    const seen = new Map<string, string>();
+    const prompts = [];
+    for (const [u, items] of per) {
+      for (const p of items) {
+        const first = seen.get(p.name);
+        if (first) {
+          this.#warnOnce(
+            `prompt:${p.name}`,
+            `prompt '${p.name}' is offered by mcp_servers.${first} and mcp_servers.${u.name}; serving the first`,
+          );
+          continue;
+        }
+        seen.set(p.name, u.name);
+        this.#promptOwner.set(p.name, u.name);
+        for (const f of scanPrompt(p)) {
+          this.#warnOnce(
+            `scan:${u.name}:${f.where}:${f.rule}`,
+            `scan: mcp_servers.${u.name} ${f.where}: ${f.rule}: "${f.excerpt}"`,
+          );
+        }
+        prompts.push(deepStripTags(p));
+      }
+    }
+    return { prompts };
+  }
+
+  async getPrompt(name: string, args: Record<string, string> | undefined): Promise<GetPromptResult> {
+    if (!this.#promptOwner.has(name)) await this.listPrompts();
+    const owner = this.#serving("prompts").find((u) => u.name === this.#promptOwner.get(name));
+    if (!owner) throw new McpError(ErrorCode.InvalidParams, `unknown prompt '${name}'`);
+    return deepStripTags(await owner.withClient((c) => c.getPrompt({ name, arguments: args })));
+  }
+
+  #warnOnce(key: string, message: string): void {
+    if (this.#warned.has(key)) return;
+    this.#warned.add(key);
+    log.warn(message);
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * Requests that travel towards the host: approvals for untrusted tools (gate 5) and the sampling
+ * and elicitation requests an upstream sends while one of its tools runs (gate 6). A request goes
+ * to the host session whose call is in flight on that upstream; when calls of several sessions
+ * are in flight and the request cannot be attributed, it is refused rather than shown to the
+ * wrong user.
+ */
+import {
+  type ClientCapabilities,
+  type CreateMessageRequest,
+  type CreateMessageResult,
+  type ElicitRequest,
+  type ElicitResult,
+  ErrorCode,
+  McpError,
+} from "@modelcontextprotocol/sdk/types.js";
+import { messageOf } from "../errors.ts";
+import { checkElicitation, checkSampling, RateWindow } from "../gates/sampling.ts";
+import { deepStripTags } from "../gates/sanitize.ts";
+import { type ApprovalOutcome, approvalRequest, readApproval, refusalText } from "../gates/trust.ts";
+import { log } from "../log.ts";
+import type { Upstream } from "../manifest/types.ts";
+
+/** A host session as the gateway sees it. */
+export interface SessionPeer {
+  id: string;
+  clientCapabilities(): ClientCapabilities | undefined;
+  elicit(
+    params: ElicitRequest["params"],
+    opts: { timeoutMs: number; signal?: AbortSignal },
+  ): Promise<ElicitResult>;
+  createMessage(
+    params: CreateMessageRequest["params"],
+    opts: { timeoutMs: number; signal?: AbortSignal },
+  ): Promise<CreateMessageResult>;
+}
+
+export interface CallContext {
+  session?: SessionPeer;
+  signal?: AbortSignal;
+  onprogress?: (p: { progress: number; total?: number; message?: string }) => void;
+  /** Ask for approval some other way (a TTY prompt for `hermit call`). */
+  approve?: (question: ElicitRequest["params"]) => Promise<ElicitResult>;
+}
+
+/** Ask the user to approve a call to a tool of an untrusted server; a refusal text, or undefined when approved. */
+export async function askApproval(
+  u: Upstream,
+  tool: string,
+  args: Record<string, unknown>,
+  ctx: CallContext,
+): Promise<string | undefined> {
+  const subject = { server: u.name, tool, args };
+  const question = approvalRequest(subject);
+  let outcome: ApprovalOutcome;
+  let detail: string | undefined;
+  try {
+    if (ctx.approve) outcome = readApproval(await ctx.approve(question));
+    else if (ctx.session?.clientCapabilities()?.elicitation) {
+      outcome = readApproval(
+        await ctx.session.elicit(question, {
+          timeoutMs: u.elicitation.timeoutSeconds * 1000,
+          signal: ctx.signal,
+        }),
+      );
+    } else outcome = "unavailable";
+  } catch (err) {
+    const timedOut = (err as { code?: number }).code === ErrorCode.RequestTimeout;
+    outcome = timedOut ? "cancelled" : "failed";
+    detail = messageOf(err);
+  }
+  if (outcome === "approved") {
+    log.info(`approved: ${tool} on untrusted mcp_servers.${u.name}`);
+    return undefined;
+  }
+  log.warn(`refused: ${tool} on untrusted mcp_servers.${u.name}: approval ${outcome}`);
+  return refusalText(subject, outcome, detail);
+}
+
+interface Owner {
+  upstreams: ReadonlyMap<string, { config: Upstream }>;
+}
+
+export class ServerRequests {
+  readonly #owner: Owner;
+  readonly #inFlight = new Map<string, Map<CallContext, number>>();
+  readonly #windows = new Map<string, RateWindow>();
+
+  constructor(owner: Owner) {
+    this.#owner = owner;
+  }
+
+  /** Mark a call on `server` as in flight for `ctx`'s session; returns the release function. */
+  enter(server: string, ctx: CallContext): () => void {
+    let calls = this.#inFlight.get(server);
+    if (!calls) this.#inFlight.set(server, calls = new Map());
+    calls.set(ctx, (calls.get(ctx) ?? 0) + 1);
+    return () => {
+      const n = (calls!.get(ctx) ?? 1) - 1;
+      if (n <= 0) calls!.delete(ctx);
+      else calls!.set(ctx, n);
+    };
+  }
+
+  /** The one session with calls in flight on `server`, if there is exactly one. */
+  #sessionFor(server: string): { session?: SessionPeer; ambiguous: boolean } {
+    const sessions = new Set(
+      [...(this.#inFlight.get(server)?.keys() ?? [])].map((c) => c.session).filter(Boolean),
+    );
+    if (sessions.size === 1) return { session: [...sessions][0], ambiguous: false };
+    return { ambiguous: sessions.size > 1 };
+  }
+
+  async handle(server: string, method: string, params: unknown, signal: AbortSignal): Promise<unknown> {
+    const config = this.#owner.upstreams.get(server)?.config;
+    if (!config) throw new McpError(ErrorCode.InvalidRequest, "unknown server");
+    const { session, ambiguous } = this.#sessionFor(server);
+    const why = ambiguous
+      ? "calls from several host sessions are in flight, so the request cannot be attributed"
+      : "no host session is waiting on this server";
+    if (method === "elicitation/create") {
+      const p = params as ElicitRequest["params"];
+      const verdict = checkElicitation(p, config.elicitation.enabled);
+      if (!verdict.ok || !session?.clientCapabilities()?.elicitation) {
+        log.info(
+          `mcp_servers.${server}: elicitation declined: ${
+            verdict.ok ? (session ? "the host cannot elicit" : why) : verdict.reason
+          }`,
+        );
+        return { action: "decline" } satisfies ElicitResult;
+      }
+      try {
+        return await session.elicit(p, { timeoutMs: config.elicitation.timeoutSeconds * 1000, signal });
+      } catch (err) {
+        const timedOut = (err as { code?: number }).code === ErrorCode.RequestTimeout;
+        return { action: timedOut ? "cancel" : "decline" } satisfies ElicitResult;
+      }
+    }
+    if (method === "sampling/createMessage") {
+      let window = this.#windows.get(server);
+      if (!window) this.#windows.set(server, window = new RateWindow(config.sampling.maxRpm));
+      const verdict = checkSampling(params as CreateMessageRequest["params"], config.sampling, window);
+      if (!verdict.ok) throw new McpError(ErrorCode.InvalidRequest, `sampling refused: ${verdict.reason}`);
+      if (!session) throw new McpError(ErrorCode.InvalidRequest, `sampling refused: ${why}`);
+      if (!session.clientCapabilities()?.sampling) {
+        throw new McpError(ErrorCode.InvalidRequest, "sampling refused: the host does not support sampling");
+      }
+      const result = await session.createMessage(verdict.params, {
+        timeoutMs: config.sampling.timeoutSeconds * 1000,
+        signal,
+      });
+      return deepStripTags(result);
+    }
+    throw new McpError(ErrorCode.MethodNotFound, `${method} is not forwarded`);
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * Which requests a transport has received and not yet answered, tracked at the transport itself
+ * (a request counts from the moment its bytes arrive until its response is written), so a
+ * session can finish what the host asked before it shuts down.
+ */
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
+
+export interface InFlight {
+  count(): number;
+  /** Resolves when nothing is in flight, or after `timeoutMs`. */
+  idle(timeoutMs: number): Promise<void>;
+}
+
+/** Call after `server.connect(transport)`: wraps the handlers the protocol installed. */
+export function trackInFlight(transport: Transport): InFlight {
+  const open = new Set<RequestId>();
+  const waiters = new Set<() => void>();
+  const onmessage = transport.onmessage;
+  transport.onmessage = (message: JSONRPCMessage, extra?: unknown) => {
+    if ("method" in message && "id" in message) open.add(message.id);
+    (onmessage as (m: JSONRPCMessage, e?: unknown) => void)?.(message, extra);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = async (message, options) => {
+    try {
+      await send(message, options);
+    } finally {
+      if (
+        !("method" in message) && "id" in message && message.id !== undefined && open.delete(message.id) &&
+        open.size === 0
+      ) {
+        for (const w of waiters) w();
+      }
+    }
+  };
+  return {
+    count: () => open.size,
+    idle: (timeoutMs) =>
+      open.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          waiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, timeoutMs);
+        waiters.add(done);
+      }),
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * `hermit serve DIR` for a session adapter: one MCP server over stdio for one host session.
+ * Upstreams are started first (the host's `initialize` waits in the pipe, bounded by
+ * HERMIT_STARTUP_WAIT seconds, default 25), so the first `tools/list` is complete. The session
+ * ends when the host closes stdin, the host process disappears, or a signal arrives; then every
+ * child group is stopped and the watchdog is released.
+ */
+import process from "node:process";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { log } from "../log.ts";
+import type { Manifest } from "../manifest/types.ts";
+import { stopAllGroups } from "../process/group.ts";
+import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
+import { Gateway } from "./gateway.ts";
+import { trackInFlight } from "./inflight.ts";
+import { createSessionServer } from "./server.ts";
+
+/** How long requests already received may still run after the host closes stdin. */
+const DRAIN_MS = 30_000;
+
+export function startupWaitMs(env: Readonly<Record<string, string | undefined>> = process.env): number {
+  const s = Number(env.HERMIT_STARTUP_WAIT ?? 25);
+  return Number.isFinite(s) && s >= 0 ? s * 1000 : 25_000;
+}
+
+/** Resolves with the reason the session ended: stdin EOF, a signal, or the host's death. */
+export function sessionEnd(transport: { onclose?: () => void }): Promise<string> {
+  return new Promise<string>((resolve) => {
+    const ppid = process.ppid;
+    const poll = setInterval(() => {
+      if (process.ppid !== ppid) resolve("the host process is gone");
+    }, 2000);
+    const done = (why: string) => {
+      clearInterval(poll);
+      resolve(why);
+    };
+    process.stdin.once("end", () => done("the host closed stdin"));
+    process.stdin.once("close", () => done("the host closed stdin"));
+    for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+      process.once(sig, () => done(`received ${sig}`));
+    }
+    transport.onclose = () => done("the transport closed");
+  });
+}
+
+export async function serveStdio(manifest: Manifest): Promise<number> {
+  enableWatchdog();
+  const gateway = new Gateway(manifest);
+  const t0 = performance.now();
+  await gateway.start(startupWaitMs());
+  gateway.logSelfCheck();
+  const { server, detach } = createSessionServer(gateway);
+  const transport = new StdioServerTransport();
+  const ended = sessionEnd(transport);
+  await server.connect(transport);
+  const inFlight = trackInFlight(transport);
+  log.debug(
+    `serving ${manifest.name}: ${gateway.listTools().length} tools ready in ${
+      Math.round(performance.now() - t0)
+    } ms`,
+  );
+  const why = await ended;
+  log.debug(`session ends: ${why}`);
+  // Answer what the host already asked (a piped client may close stdin right after sending).
+  if (why.includes("stdin")) await inFlight.idle(DRAIN_MS);
+  detach();
+  await Promise.race([server.close().catch(() => {}), new Promise((r) => setTimeout(r, 1000))]);
+  await gateway.stop();
+  await stopAllGroups();
+  await disableWatchdog();
+  return 0;
+}

@@ -1,0 +1,91 @@
+/**
+ * Timers of a live upstream connection: the keepalive `ping` for HTTP servers, and for stdio
+ * servers the idle timeout (since the last call) and the maximum lifetime (since connect), which
+ * recycle the process; it restarts on the next call. Also the two backoff curves.
+ */
+import type { Upstream } from "../manifest/types.ts";
+
+/** Connect cooldown after n consecutive failures: min(30·2^(n-1), 600) seconds. */
+export function cooldownSeconds(failures: number): number {
+  return Math.min(30 * 2 ** Math.max(0, failures - 1), 600);
+}
+
+/** Reconnect backoff for attempt n: 1, 2, 4 … 60 s, ±20 % jitter. */
+export function jitteredBackoff(attempt: number, random: () => number = Math.random): number {
+  const base = Math.min(2 ** (attempt - 1), 60) * 1000;
+  return Math.round(base * (0.8 + 0.4 * random()));
+}
+
+export interface LifecycleHooks {
+  busy(): boolean;
+  recycle(why: string): void;
+  ping(): Promise<void>;
+}
+
+export class UpstreamLifecycle {
+  readonly #config: Upstream;
+  readonly #hooks: LifecycleHooks;
+  #connectedAt = 0;
+  #lastActivity = 0;
+  #recycleTimer: ReturnType<typeof setTimeout> | undefined;
+  #keepaliveTimer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(config: Upstream, hooks: LifecycleHooks) {
+    this.#config = config;
+    this.#hooks = hooks;
+  }
+
+  connected(now = Date.now()): void {
+    this.disconnected();
+    this.#connectedAt = now;
+    this.#lastActivity = now;
+    if (this.#config.kind !== "stdio") {
+      this.#keepaliveTimer = setInterval(() => {
+        if (!this.#hooks.busy()) void this.#hooks.ping();
+      }, this.#config.keepaliveSeconds * 1000);
+      unref(this.#keepaliveTimer);
+    }
+    this.#arm();
+  }
+
+  activity(now = Date.now()): void {
+    this.#lastActivity = now;
+    this.#arm();
+  }
+
+  disconnected(): void {
+    clearTimeout(this.#recycleTimer);
+    clearInterval(this.#keepaliveTimer);
+    this.#recycleTimer = undefined;
+    this.#keepaliveTimer = undefined;
+  }
+
+  /** Which recycle deadline comes first, if any (pure, for tests). */
+  nextRecycle(): { at: number; why: string } | undefined {
+    const { idleTimeoutSeconds: idle, maxLifetimeSeconds: life } = this.#config;
+    const candidates: { at: number; why: string }[] = [];
+    if (life > 0) {
+      candidates.push({ at: this.#connectedAt + life * 1000, why: `max_lifetime_seconds ${life}` });
+    }
+    if (idle > 0) candidates.push({ at: this.#lastActivity + idle * 1000, why: `idle for ${idle} s` });
+    // lifetime wins ties, as in Hermes
+    return candidates.sort((a, b) => a.at - b.at)[0];
+  }
+
+  #arm(): void {
+    clearTimeout(this.#recycleTimer);
+    if (this.#config.kind !== "stdio" || !this.#connectedAt) return;
+    const next = this.nextRecycle();
+    if (!next) return;
+    this.#recycleTimer = setTimeout(() => {
+      if (this.#hooks.busy()) return; // the call's end re-arms
+      if (Date.now() >= next.at - 5) this.#hooks.recycle(next.why);
+      else this.#arm();
+    }, Math.max(0, next.at - Date.now()));
+    unref(this.#recycleTimer);
+  }
+}
+
+function unref(t: unknown): void {
+  (t as { unref?: () => void }).unref?.();
+}

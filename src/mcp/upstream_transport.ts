@@ -1,0 +1,85 @@
+/**
+ * From a manifest `mcp_servers` entry to a connected-ready SDK transport: interpolation, the
+ * filtered environment (gate 2), command resolution against that environment's PATH, and the
+ * transport kind (stdio in its own process group, Streamable HTTP, or legacy SSE).
+ */
+import path from "node:path";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { childEnv } from "../gates/env.ts";
+import { screenUpstream } from "../gates/screen_manifest.ts";
+import { interpolate, type InterpolationContext } from "../manifest/interpolate.ts";
+import type { Upstream } from "../manifest/types.ts";
+import { which } from "../platform/which.ts";
+import { GroupStdioTransport } from "./stdio_transport.ts";
+
+export interface TransportContext {
+  adapterDir: string;
+  interpolation: InterpolationContext;
+  /** hermit's own environment, the source of the inheritable keys. */
+  parentEnv: Readonly<Record<string, string | undefined>>;
+  platform: NodeJS.Platform;
+  authProvider?: OAuthClientProvider;
+}
+
+export interface BuiltTransport {
+  transport: Transport;
+  /** For messages: the command line or URL, with no secrets. */
+  describe: string;
+  /** Variables referenced but unset (their `${…}` placeholders were passed on literally). */
+  unresolved: string[];
+}
+
+export class UpstreamConfigError extends Error {}
+
+/** Screening (gate 1) refused the entry, after interpolation, right before the spawn. */
+export class UpstreamRefused extends Error {}
+
+export function buildTransport(u: Upstream, ctx: TransportContext): BuiltTransport {
+  if (u.kind === "stdio") {
+    const { value, unresolved } = interpolate(
+      { command: u.command!, args: u.args, env: u.env, cwd: u.cwd },
+      ctx.interpolation,
+    );
+    const verdict = screenUpstream({ command: value.command, args: value.args, env: value.env, headers: {} });
+    if (verdict.refused) throw new UpstreamRefused(`refused: mcp_servers.${u.name}: ${verdict.reason}`);
+    const env = childEnv(ctx.parentEnv, value.env, ctx.platform);
+    const cwd = path.resolve(ctx.adapterDir, value.cwd ?? ".");
+    const resolved = which(value.command, { path: env.PATH, cwd, platform: ctx.platform });
+    if (!resolved) {
+      throw new UpstreamConfigError(
+        `command not found: '${value.command}' (looked in ${
+          value.command.includes("/") ? cwd : "PATH=" + (env.PATH ?? "")
+        })`,
+      );
+    }
+    return {
+      transport: new GroupStdioTransport({ command: resolved, args: value.args, env, cwd }),
+      describe: [value.command, ...value.args].join(" "),
+      unresolved,
+    };
+  }
+  const { value, unresolved } = interpolate({ url: u.url!, headers: u.headers }, ctx.interpolation);
+  const verdict = screenUpstream({ url: value.url, headers: value.headers, args: [], env: {} });
+  if (verdict.refused) throw new UpstreamRefused(`refused: mcp_servers.${u.name}: ${verdict.reason}`);
+  const url = new URL(value.url);
+  const requestInit: RequestInit = { headers: value.headers };
+  const transport = u.kind === "sse"
+    ? new SSEClientTransport(url, {
+      requestInit,
+      authProvider: ctx.authProvider,
+      eventSourceInit: {
+        fetch: (input, init) =>
+          fetch(input, { ...init, headers: { ...value.headers, ...headersOf(init?.headers) } }),
+      },
+    })
+    : new StreamableHTTPClientTransport(url, { requestInit, authProvider: ctx.authProvider });
+  return { transport, describe: `${url.origin}${url.pathname}`, unresolved };
+}
+
+function headersOf(h: HeadersInit | undefined): Record<string, string> {
+  if (!h) return {};
+  return Object.fromEntries(new Headers(h).entries());
+}

@@ -1,0 +1,121 @@
+/**
+ * An exclusive lock on a file, held by this process until released or until it dies: flock(2)
+ * where the platform has it (Deno's `FsFile.tryLock`; libc's flock through `bun:ffi` under Bun
+ * and in the compiled binary), otherwise an O_EXCL lock file holding our pid and start time,
+ * taken over when its holder is gone. Polls without blocking the event loop.
+ */
+import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import process from "node:process";
+import { isAlive, processStartTime } from "./proc.ts";
+import { runtime } from "./runtime.ts";
+
+export interface FileLock {
+  /** How the lock is held: "flock" or "pidfile". */
+  kind: "flock" | "pidfile";
+  release(): void;
+}
+
+interface DenoFile {
+  tryLockSync(exclusive?: boolean): boolean;
+  unlockSync(): void;
+  close(): void;
+}
+const g = globalThis as unknown as {
+  Deno?: { openSync(p: string, o: { read: boolean; write: boolean; create: boolean }): DenoFile };
+};
+
+type Flock = (fd: number, op: number) => number;
+let bunFlock: Flock | null | undefined;
+
+async function loadBunFlock(): Promise<Flock | null> {
+  if (bunFlock !== undefined) return bunFlock;
+  bunFlock = null;
+  if (runtime !== "bun" || process.platform === "win32") return null;
+  const spec = "bun:ffi";
+  try {
+    const ffi = await import(spec) as {
+      dlopen(
+        lib: string,
+        s: Record<string, { args: string[]; returns: string }>,
+      ): { symbols: { flock: Flock } };
+    };
+    const candidates = process.platform === "darwin"
+      ? ["/usr/lib/libSystem.B.dylib", "libc.dylib"]
+      : ["libc.so.6", "libc.so", "/lib/ld-musl-x86_64.so.1", "/lib/ld-musl-aarch64.so.1"];
+    for (const lib of candidates) {
+      try {
+        bunFlock = ffi.dlopen(lib, { flock: { args: ["i32", "i32"], returns: "i32" } }).symbols.flock;
+        return bunFlock;
+      } catch { /* try the next name */ }
+    }
+  } catch { /* no ffi */ }
+  return null;
+}
+
+const LOCK_EX = 2;
+const LOCK_NB = 4;
+const LOCK_UN = 8;
+
+/** One attempt; undefined when someone else holds the lock. */
+export async function tryLock(path: string): Promise<FileLock | undefined> {
+  if (runtime === "deno" && g.Deno && process.platform !== "win32") {
+    const file = g.Deno.openSync(path, { read: true, write: true, create: true });
+    if (file.tryLockSync(true)) {
+      return { kind: "flock", release: () => (file.unlockSync(), file.close()) };
+    }
+    file.close();
+    return undefined;
+  }
+  const flock = await loadBunFlock();
+  if (flock) {
+    const fd = openSync(path, "a+");
+    if (flock(fd, LOCK_EX | LOCK_NB) === 0) {
+      return { kind: "flock", release: () => (flock(fd, LOCK_UN), closeSync(fd)) };
+    }
+    closeSync(fd);
+    return undefined;
+  }
+  return tryPidfile(path);
+}
+
+function tryPidfile(path: string): FileLock | undefined {
+  const me = `${process.pid} ${processStartTime(process.pid) ?? ""}`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(path, me, { flag: "wx", mode: 0o600 });
+      return {
+        kind: "pidfile",
+        release: () => {
+          try {
+            if (readFileSync(path, "utf8") === me) unlinkSync(path);
+          } catch { /* already gone */ }
+        },
+      };
+    } catch {
+      // held: take it over only when its holder is gone
+      let holder = "";
+      try {
+        holder = readFileSync(path, "utf8");
+      } catch {
+        continue;
+      }
+      const [pid, start] = holder.split(" ");
+      const gone = !isAlive(Number(pid)) || (start && processStartTime(Number(pid)) !== start);
+      if (!gone) return undefined;
+      try {
+        unlinkSync(path);
+      } catch { /* someone else took it over first */ }
+    }
+  }
+  return undefined;
+}
+
+/** Wait for the lock, polling every 50 ms, up to `timeoutMs`. */
+export async function acquireLock(path: string, timeoutMs: number): Promise<FileLock | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const lock = await tryLock(path);
+    if (lock || Date.now() >= deadline) return lock;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

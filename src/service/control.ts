@@ -1,0 +1,86 @@
+/**
+ * `hermit status DIR` and `hermit stop DIR`: read the endpoint file, ask the service.
+ */
+import process from "node:process";
+import { isAlive } from "../platform/proc.ts";
+import { checkEndpoint, type Endpoint, readEndpoint, removeEndpoint } from "./endpoint.ts";
+
+export interface UpstreamStatus {
+  name: string;
+  state: string;
+  transport: string;
+  tools: number;
+  pid?: number;
+  lastError?: string;
+}
+
+export interface ServiceStatus {
+  running: boolean;
+  /** Why it is not running (no endpoint, or a stale one). */
+  why?: string;
+  url?: string;
+  pid?: number;
+  started_at?: string;
+  uptime_s?: number;
+  clients?: number;
+  host_launched?: boolean;
+  tools?: number;
+  upstreams?: UpstreamStatus[];
+}
+
+export async function serviceStatus(dir: string): Promise<ServiceStatus> {
+  const ep = readEndpoint(dir);
+  if (!ep) return { running: false, why: "no endpoint file (.serve/endpoint)" };
+  const live = await checkEndpoint(ep);
+  if (!live.live) return { running: false, why: `stale endpoint: ${live.why}`, url: ep.url, pid: ep.pid };
+  const health = await (await fetch(new URL("/health", ep.url), { signal: AbortSignal.timeout(3000) }))
+    .json() as Record<string, unknown>;
+  return {
+    running: true,
+    url: ep.url,
+    pid: ep.pid,
+    started_at: ep.started_at,
+    uptime_s: health.uptime_s as number,
+    clients: health.clients as number,
+    host_launched: ep.host_launched,
+    tools: health.tools as number,
+    upstreams: health.upstreams as UpstreamStatus[],
+  };
+}
+
+export type StopResult = { stopped: true; pid: number } | { stopped: false; why: string };
+
+/** Ask the service to stop (with its token), wait for it to exit; a stale endpoint is removed. */
+export async function stopService(dir: string, timeoutMs = 15_000): Promise<StopResult> {
+  const ep = readEndpoint(dir);
+  if (!ep) return { stopped: false, why: "no service is running (no .serve/endpoint)" };
+  const live = await checkEndpoint(ep);
+  if (!live.live) {
+    removeEndpoint(dir, ep.pid);
+    return { stopped: false, why: `no service is running (removed a stale endpoint: ${live.why})` };
+  }
+  await requestStop(ep);
+  const deadline = Date.now() + timeoutMs;
+  while (isAlive(ep.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (isAlive(ep.pid)) {
+    try {
+      process.kill(ep.pid, "SIGKILL");
+    } catch { /* gone */ }
+    removeEndpoint(dir, ep.pid);
+  }
+  return { stopped: true, pid: ep.pid };
+}
+
+async function requestStop(ep: Endpoint): Promise<void> {
+  try {
+    const res = await fetch(new URL("/hermit/stop", ep.url), {
+      method: "POST",
+      headers: { authorization: `Bearer ${ep.token}` },
+      signal: AbortSignal.timeout(3000),
+    });
+    if (res.status === 202) return;
+  } catch { /* fall back to a signal */ }
+  try {
+    process.kill(ep.pid, "SIGTERM");
+  } catch { /* gone */ }
+}

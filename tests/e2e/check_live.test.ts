@@ -1,0 +1,90 @@
+/**
+ * `hermit check`'s live health rule, from the binary: the adapter is started for real, and
+ * `tools/list` must equal `exports.tools` (exit 3 otherwise). Standalone adapters are checked
+ * through the relay.
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { runHermit } from "../helpers/hermit.ts";
+import { Reaper } from "../helpers/procs.ts";
+import { memoryServer, readEndpointFile, servicePids, writeStandaloneAdapter } from "../helpers/service.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+interface Report {
+  verdict: string;
+  findings: { level: string; area: string; message: string }[];
+}
+
+const live = (r: Report) => r.findings.filter((f) => f.area === "health");
+
+describe("check: the live health rule", () => {
+  const tmp = tempDir();
+  const reaper = new Reaper();
+  after(async () => {
+    for (const p of servicePids(path.join(tmp.path, "standalone"))) reaper.track(p);
+    await reaper.reap();
+    tmp.cleanup();
+  });
+
+  it("a healthy adapter: initialize answered and tools/list equals exports.tools", async () => {
+    assert.equal((await runHermit(["init", "fresh"], { cwd: tmp.path })).code, 0);
+    const r = await runHermit(["check", "fresh", "--json"], { cwd: tmp.path });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const report = JSON.parse(r.stdout) as Report;
+    assert.equal(report.verdict, "healthy");
+    assert.match(live(report)[0].message, /^live: initialize answered in \d+ ms; tools\/list matches exports\.tools \(1 tools\)$/);
+  });
+
+  it("an export the live server does not offer is a problem (exit 3), though the static rules pass", async () => {
+    const dir = path.join(tmp.path, "mismatch");
+    await runHermit(["init", "mismatch"], { cwd: tmp.path });
+    writeFileSync(
+      path.join(dir, "hermit.yaml"),
+      `name: mismatch
+exports: { tools: [read_graph, no_such_tool] }
+mcp_servers:
+  memory:
+    command: node
+    args: [${JSON.stringify(memoryServer)}]
+    env: { MEMORY_FILE_PATH: "${path.join(dir, "g.jsonl")}" }
+`,
+    );
+    const statik = await runHermit(["check", "mismatch", "--static"], { cwd: tmp.path });
+    assert.equal(statik.code, 0, "statically, an upstream without include could offer it");
+    const r = await runHermit(["check", "mismatch", "--json"], { cwd: tmp.path });
+    assert.equal(r.code, 3, r.stdout + r.stderr);
+    const report = JSON.parse(r.stdout) as Report;
+    assert.deepEqual(live(report).map((f) => [f.level, f.message]), [["problem", "live: exported but not served: no_such_tool"]]);
+    assert.ok(report.findings.some((f) => f.area === "serve" && /no_such_tool/.test(f.message)), "serve's own line is shown");
+  });
+
+  it("an adapter whose upstream cannot start is a problem", async () => {
+    const dir = path.join(tmp.path, "broken");
+    await runHermit(["init", "broken"], { cwd: tmp.path });
+    writeFileSync(
+      path.join(dir, "hermit.yaml"),
+      `name: broken
+exports: { tools: [anything] }
+mcp_servers:
+  gone: { command: "false", tools: { include: [anything] } }
+`,
+    );
+    const r = await runHermit(["check", "broken", "--json"], { cwd: tmp.path });
+    assert.equal(r.code, 3, r.stdout + r.stderr);
+    assert.match(live(JSON.parse(r.stdout))[0].message, /exported but not served: anything/);
+  });
+
+  it("a standalone adapter is checked through the relay (which starts its service)", async () => {
+    const dir = path.join(tmp.path, "standalone");
+    await runHermit(["init", "standalone"], { cwd: tmp.path });
+    writeStandaloneAdapter(dir, { hostLaunch: true, idle: 5 });
+    const r = await runHermit(["check", dir, "--json"]);
+    const ep = readEndpointFile(dir);
+    if (ep) reaper.track(ep.pid);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(live(JSON.parse(r.stdout))[0].message, /tools\/list matches exports\.tools \(3 tools\)/);
+    assert.ok(ep, "the relay launched the service");
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * Nothing hermit starts may outlive it: kill -9 of the host (hermit sees stdin close and stops its
+ * children), and kill -9 of `hermit serve` itself (the watchdog reaps the groups), with an upstream
+ * launched through `npx`, which leaves wrapper descendants (npm exec → node).
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { hermitBin } from "../helpers/hermit.ts";
+import { alive, allProcesses, cmdline, descendants, kill, Reaper, waitFor } from "../helpers/procs.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const HOST = `
+import { spawn } from "node:child_process";
+const [bin, dir] = process.argv.slice(2);
+const child = spawn(bin, ["serve", dir], { stdio: ["pipe", "pipe", "inherit"] });
+child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "host", version: "0" } } }) + "\\n");
+child.stdout.once("data", () => console.log(child.pid));
+setInterval(() => {}, 1 << 30);
+`;
+
+function adapter(dir: string): void {
+  writeFileSync(
+    path.join(dir, "hermit.yaml"),
+    `name: faults
+exports: { tools: [read_graph] }
+mcp_servers:
+  memory:
+    command: npx
+    args: [-y, "@modelcontextprotocol/server-memory@2026.8.31"]
+    env: { MEMORY_FILE_PATH: "\${workspaceFolder}/graph.jsonl" }
+    tools: { include: [read_graph], resources: false }
+`,
+  );
+  writeFileSync(path.join(dir, "host.mjs"), HOST);
+}
+
+/** Start a host process running hermit serve; resolves with both pids once hermit has answered. */
+async function startHost(dir: string, reaper: Reaper): Promise<{ host: number; hermit: number }> {
+  const host = spawn("node", [path.join(dir, "host.mjs"), hermitBin(), dir], {
+    cwd: dir,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  reaper.track(host.pid);
+  let out = "";
+  host.stdout.setEncoding("utf8").on("data", (d) => (out += d));
+  host.stderr.resume();
+  const hermit = await waitFor(() => Number(out.trim()) || undefined, {
+    timeoutMs: 90_000,
+    what: "hermit to answer initialize",
+  });
+  reaper.track(hermit);
+  return { host: host.pid!, hermit };
+}
+
+function watchdogOf(hermit: number): number | undefined {
+  return allProcesses().find((p) => cmdline(p.pid).includes(`watchdog --ppid ${hermit} --supervise`))?.pid;
+}
+
+function serverNode(hermit: number): number | undefined {
+  return descendants(hermit).find((p) =>
+    cmdline(p).includes("server-memory") && !cmdline(p).includes("npm exec")
+  );
+}
+
+describe("serve: process hygiene", () => {
+  const tmp = tempDir();
+  const reaper = new Reaper();
+  adapter(tmp.path);
+  after(async () => {
+    await reaper.reap();
+    tmp.cleanup();
+  });
+
+  it("kill -9 of the host leaves no process of hermit's tree behind", async () => {
+    const { host, hermit } = await startHost(tmp.path, reaper);
+    await waitFor(() => serverNode(hermit), { timeoutMs: 30_000, what: "the npx upstream to run" });
+    const wd = await waitFor(() => watchdogOf(hermit), { timeoutMs: 5000, what: "the watchdog" });
+    const tree = [hermit, ...descendants(hermit), wd];
+    assert.ok(tree.length >= 4, `hermit, npm exec, node and the watchdog: ${tree.map(cmdline).join(" | ")}`);
+    for (const p of tree) reaper.track(p);
+    kill(host, "SIGKILL");
+    await waitFor(() => tree.every((p) => !alive(p)), {
+      timeoutMs: 10_000,
+      what: `every process to exit (left: ${tree.filter(alive).map(cmdline).join(" | ")})`,
+    });
+  });
+
+  it("kill -9 of hermit serve: the watchdog reaps the upstream's whole group", async () => {
+    const { hermit } = await startHost(tmp.path, reaper);
+    await waitFor(() => serverNode(hermit), { timeoutMs: 30_000, what: "the npx upstream to run" });
+    const wd = await waitFor(() => watchdogOf(hermit), { timeoutMs: 5000, what: "the watchdog" });
+    const upstream = descendants(hermit).filter((p) => p !== wd);
+    assert.ok(upstream.length >= 2, "npm exec and node");
+    for (const p of [...upstream, wd]) reaper.track(p);
+    const t0 = Date.now();
+    kill(hermit, "SIGKILL");
+    await waitFor(() => [...upstream, wd].every((p) => !alive(p)), {
+      timeoutMs: 10_000,
+      what: `the upstream group and the watchdog to exit (left: ${
+        upstream.filter(alive).map(cmdline).join(" | ")
+      })`,
+    });
+    // the watchdog learns of the death through EOF on its stdin: no need to wait for a poll
+    assert.ok(Date.now() - t0 < 6000, `reaped in ${Date.now() - t0} ms`);
+  });
+});
