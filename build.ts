@@ -4,6 +4,7 @@
  *   deno task build                 dist/hermit for this machine
  *   deno task build --all           dist/hermit-<os>-<arch>[.exe] for every release target + SHA256SUMS
  *   deno task build --target T      one release target (e.g. linux-arm64)
+ *   deno task build --out DIR       write into DIR instead of dist/ (created if missing)
  *   deno task build --compiler X    force `deno` or `bun` (default: deno when its runtime base can
  *                                   be downloaded, bun otherwise)
  *
@@ -44,19 +45,22 @@ export const TARGETS: Target[] = [
 ];
 
 const root = path.dirname(new URL(import.meta.url).pathname);
-const dist = path.join(root, "dist");
 const entry = path.join(root, "src", "main.ts");
 const version: string = JSON.parse(readFileSync(path.join(root, "deno.json"), "utf8")).version;
 const denoVersion = (globalThis as unknown as { Deno?: { version: { deno: string } } }).Deno?.version.deno;
 
 function parseArgs(argv: string[]) {
-  const out: { all: boolean; target?: string; compiler?: string } = { all: false };
+  const out: { all: boolean; target?: string; compiler?: string; out: string } = {
+    all: false,
+    out: path.join(root, "dist"),
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--all") out.all = true;
     else if (a === "--target") out.target = argv[++i];
     else if (a === "--compiler") out.compiler = argv[++i];
-    else fail(`unknown argument '${a}'; use --all, --target NAME or --compiler deno|bun`);
+    else if (a === "--out" && argv[i + 1]) out.out = path.resolve(argv[++i]);
+    else fail(`unknown argument '${a}'; use --all, --target NAME, --out DIR or --compiler deno|bun`);
   }
   if (out.compiler && out.compiler !== "deno" && out.compiler !== "bun") {
     fail("--compiler must be deno or bun");
@@ -82,14 +86,12 @@ function hostTarget(): Target {
   return t;
 }
 
+/** Does this machine's toolchain run on musl? Ask the loader mapped into this very process. */
 function isMusl(): boolean {
-  const report =
-    (process as unknown as { report?: { getReport(): { header?: { glibcVersionRuntime?: string } } } })
-      .report;
   try {
-    return report ? !report.getReport().header?.glibcVersionRuntime : existsSync("/lib/ld-musl-x86_64.so.1");
+    return readFileSync("/proc/self/maps", "utf8").includes("ld-musl");
   } catch {
-    return existsSync("/lib/ld-musl-x86_64.so.1");
+    return false;
   }
 }
 
@@ -153,6 +155,12 @@ function compile(compiler: "deno" | "bun", target: Target, outfile: string): voi
   if (!target.exe) chmodSync(outfile, 0o755);
 }
 
+/** `out` relative to the repository when inside it (dist/hermit), absolute otherwise. */
+function shown(out: string): string {
+  const rel = path.relative(root, out);
+  return rel.startsWith("..") ? out : rel;
+}
+
 function sha256(file: string): string {
   return createHash("sha256").update(readFileSync(file)).digest("hex");
 }
@@ -160,6 +168,7 @@ function sha256(file: string): string {
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   const wantDeno = args.compiler === "deno" || (!args.compiler && await denoCompileAvailable());
+  const dist = args.out;
   mkdirSync(dist, { recursive: true });
   const jobs: { target: Target; out: string }[] = args.all
     ? TARGETS.map((t) => ({ target: t, out: path.join(dist, `hermit-${t.name}${t.exe ? ".exe" : ""}`) }))
@@ -179,7 +188,7 @@ async function main() {
     compile(compiler, target, out);
     const mb = (statSync(out).size / 1048576).toFixed(1);
     console.error(
-      `build: ${path.relative(root, out)} (${target.name}, ${mb} MiB) with ${
+      `build: ${shown(out)} (${target.name}, ${mb} MiB) with ${
         compiler === "deno" ? `deno compile ${denoVersion}` : "bun build --compile"
       } in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );
@@ -189,7 +198,9 @@ async function main() {
     writeFileSync(path.join(dist, "SHA256SUMS"), lines.join("\n") + "\n");
     // the installer is published next to the binaries (it verifies them against SHA256SUMS)
     copyFileSync(path.join(root, "install.sh"), path.join(dist, "install.sh"));
-    console.error(`build: dist/SHA256SUMS (${lines.length} files), hermit ${version}`);
+    console.error(
+      `build: ${shown(path.join(dist, "SHA256SUMS"))} (${lines.length} files), hermit ${version}`,
+    );
   }
   if (!wantDeno) {
     console.error("build: used bun: deno compile's runtime base (dl.deno.land) is not reachable from here");

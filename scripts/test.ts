@@ -9,7 +9,8 @@
  *   deno task test tests/unit/…          only these test files (still both runtimes)
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import process from "node:process";
 import { ensureDeps } from "./ensure_deps.ts";
@@ -28,8 +29,11 @@ for (let i = 0; i < args.length; i++) {
   else files.push(args[i]);
 }
 
+// hermit's own state (schema cache, tokens) goes to a throwaway directory, not the user's
+const home = mkdtempSync(path.join(os.tmpdir(), "hermit-test-home-"));
 const env = {
   ...process.env,
+  HERMIT_HOME: home,
   HERMIT_DENO: deno,
   HERMIT_BUN: bun,
   HERMIT_BIN: path.join(root, "dist", process.platform === "win32" ? "hermit.exe" : "hermit"),
@@ -70,6 +74,7 @@ if (ok) {
   }
 }
 
+rmSync(home, { recursive: true, force: true });
 console.error("\n=== summary");
 for (const r of results) console.error(`${r.ok ? "pass" : "FAIL"}  ${r.step} (${r.seconds.toFixed(1)} s)`);
 process.exit(ok ? 0 : 1);

@@ -1,10 +1,29 @@
-/** Gate 1 and gate 7 as `check` findings: refused entries and the kill switch. */
-import { refusalLine, screenManifest } from "../gates/screen_manifest.ts";
+/**
+ * Gate 1 as `check` findings: entries screening refuses, as written and as they would run (after
+ * `${…}` interpolation with this environment, which is what serve screens right before a spawn).
+ */
+import process from "node:process";
+import { type Refusal, refusalLine, screenManifest } from "../gates/screen_manifest.ts";
+import { contextFrom, interpolate } from "../manifest/interpolate.ts";
 import type { Manifest } from "../manifest/types.ts";
 import type { Finding } from "./static.ts";
 
-export function screeningFindings(m: Manifest): Finding[] {
-  const refusals = screenManifest(m);
+export function screeningFindings(
+  m: Manifest,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Finding[] {
+  const written = screenManifest(m);
+  const { value: interpolated } = interpolate(
+    { upstreams: m.upstreams, tools: m.tools },
+    contextFrom(env, process.cwd()),
+  );
+  const atRun = screenManifest({ ...m, ...interpolated }).filter((r) =>
+    !written.some((w) => w.where === r.where)
+  );
+  const refusals: Refusal[] = [
+    ...written,
+    ...atRun.map((r) => ({ ...r, reason: `${r.reason} (after \${…} interpolation)` })),
+  ];
   if (refusals.length === 0) {
     const n = Object.keys(m.upstreams).length + Object.keys(m.tools).length;
     return n ? [{ level: "ok", area: "screening", message: `${n} entries pass config screening` }] : [];

@@ -121,12 +121,13 @@ function cleanBlock(block: Block, isError: boolean): Block {
     if (key === "_meta" || key === "resource") continue;
     if ((key === "data" || key === "blob") && typeof value === "string") {
       if (value.length > MAX_BLOB_CHARS) {
-        return {
-          type: "text",
-          text: `[${
-            block.type ?? "content"
-          } of ${value.length} base64 characters dropped by hermit: over the size cap]`,
-        };
+        const notice = `[${
+          block.type ?? "content"
+        } of ${value.length} base64 characters dropped by hermit: over the size cap]`;
+        // resource contents keep their uri (an embedded resource or a resources/read item)
+        return "uri" in block
+          ? { uri: block.uri, mimeType: "text/plain", text: notice }
+          : { type: "text", text: notice };
       }
       b[key] = value;
     } else b[key] = deepStripTags(value);

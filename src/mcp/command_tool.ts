@@ -65,6 +65,9 @@ export function validateArguments(t: CommandTool, args: unknown): string | undef
   return check(args);
 }
 
+/** Screening refused the tool after interpolation, right before the spawn. */
+export class CommandRefused extends Error {}
+
 const errorResult = (text: string): CallToolResult => ({ isError: true, content: [{ type: "text", text }] });
 
 export async function runCommandTool(
@@ -78,7 +81,9 @@ export async function runCommandTool(
 
   const { value } = interpolate({ run: t.run, env: t.env, cwd: t.cwd }, ctx.interpolation);
   const verdict = screenCommandTool({ run: value.run, env: value.env });
-  if (verdict.refused) return errorResult(`refused: tools.${t.name}: ${verdict.reason}; it was NOT run`);
+  if (verdict.refused) {
+    throw new CommandRefused(`refused: tools.${t.name}: ${verdict.reason}; it was NOT run`);
+  }
   const cwd = path.resolve(ctx.adapterDir, value.cwd ?? ".");
   const env = childEnv(ctx.parentEnv, value.env, ctx.platform);
   env.HERMIT_ADAPTER_DIR = ctx.adapterDir;

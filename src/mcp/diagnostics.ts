@@ -5,6 +5,9 @@
 import type { CallToolResult, ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { Exit, HermitError } from "../errors.ts";
 import type { ScanFinding } from "../gates/scan.ts";
+import { SAFE_MODE_NOTICE } from "../gates/safe_mode.ts";
+import { refusalLine } from "../gates/screen_manifest.ts";
+import { exportSources } from "../manifest/names.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { stopAllGroups } from "../process/group.ts";
 import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
@@ -78,13 +81,7 @@ export function callOnce(
   opts: { verbose?: boolean; elicit?: (p: ElicitRequest["params"]) => Promise<ElicitResult> } = {},
 ): Promise<CallReport> {
   return withGateway(manifest, opts.verbose ?? false, async (gateway) => {
-    const refusal = gateway.refusals.find((r) =>
-      r.where === `tools.${tool}` ||
-      (r.where.startsWith("mcp_servers.") && !gateway.catalog().some((e) => e.name === tool))
-    );
-    if (refusal && !gateway.catalog().some((e) => e.name === tool)) {
-      throw new HermitError(`refused: ${refusal.where}: ${refusal.reason}`, Exit.refused);
-    }
+    refuseUnservable(gateway, manifest, tool);
     const conn = await connectInProcess(gateway, { elicit: opts.elicit });
     try {
       let result: CallToolResult;
@@ -104,4 +101,21 @@ export function callOnce(
       await conn.close();
     }
   });
+}
+
+/** A tool that cannot run because policy refused its source: exit 4 with the refusal line. */
+function refuseUnservable(gateway: Gateway, manifest: Manifest, tool: string): void {
+  if (gateway.safeMode) throw new HermitError(`refused: ${SAFE_MODE_NOTICE}`, Exit.refused);
+  if (!manifest.exports.tools.includes(tool) || gateway.catalog().some((e) => e.name === tool)) return;
+  const servers = (exportSources(manifest).get(tool) ?? []).flatMap((s) =>
+    s.kind === "upstream" ? [`mcp_servers.${s.server}`] : [`tools.${tool}`]
+  );
+  const refusal = gateway.refusals.find((r) => servers.includes(r.where));
+  if (refusal) throw new HermitError(refusalLine(refusal), Exit.refused);
+  for (const where of servers) {
+    const u = gateway.upstreams.get(where.replace(/^mcp_servers\./, ""));
+    if (u?.state === "stopped" && u.lastError?.startsWith("refused:")) {
+      throw new HermitError(u.lastError, Exit.refused);
+    }
+  }
 }

@@ -1,29 +1,37 @@
 /**
  * The gateway: the one choke point between hosts and the adapter's tools. It owns the upstream
- * connections and the command tools, builds the advertised tool list (exactly `exports.tools`, in
- * that order), and sends every call through the gate stack: screening and the kill switch at
- * load, the trust gate before a call, sanitization of every result, limits on server-to-client
- * requests. Every entry path (stdio serve, the HTTP service, the relay's service, `hermit call`)
- * calls `callTool` here. Transport-agnostic: hosts are `SessionPeer`s.
+ * connections and the command tools, serves the catalog (exactly `exports.tools`, in that order),
+ * and sends every call through the gate stack: screening and the kill switch at load, the trust
+ * gate before a call, sanitization of every result, limits on server-to-client requests. Every
+ * entry path (stdio serve, the HTTP service, `hermit call`) calls `callTool` here.
+ * Transport-agnostic: hosts are `SessionPeer`s.
  */
+import os from "node:os";
+import path from "node:path";
 import process from "node:process";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { messageOf } from "../errors.ts";
 import { SAFE_MODE_NOTICE, safeMode } from "../gates/safe_mode.ts";
-import { sanitizeErrorMessage, sanitizeResult, stripTags } from "../gates/sanitize.ts";
-import { type ScanFinding, scanText, scanTool } from "../gates/scan.ts";
+import { sanitizeErrorMessage, sanitizeResult } from "../gates/sanitize.ts";
+import { type ScanFinding, scanText } from "../gates/scan.ts";
 import { type Refusal, refusalLine, screenManifest } from "../gates/screen_manifest.ts";
 import { needsApproval } from "../gates/trust.ts";
 import { log } from "../log.ts";
 import { contextFrom } from "../manifest/interpolate.ts";
 import type { CommandTool, Manifest, Upstream } from "../manifest/types.ts";
-import { type CommandToolContext, commandToolDefinition, runCommandTool } from "./command_tool.ts";
+import { stateDir } from "../platform/paths.ts";
+import { CommandRefused, type CommandToolContext, runCommandTool } from "./command_tool.ts";
+import { Catalog, type CatalogEntry } from "./gateway_catalog.ts";
 import { ContentRouter } from "./gateway_content.ts";
 import { askApproval, type CallContext, ServerRequests } from "./gateway_requests.ts";
+import { SchemaCache } from "./schema_cache.ts";
 import { UpstreamConnection, type UpstreamOwner } from "./upstream.ts";
-import type { TransportContext } from "./upstream_transport.ts";
+import { type Clock, realClock } from "./upstream_lifecycle.ts";
+import { buildTransport, type BuiltTransport } from "./upstream_transport.ts";
 
 export type { CallContext, SessionPeer } from "./gateway_requests.ts";
+export type { CatalogEntry } from "./gateway_catalog.ts";
 
 export interface GatewayOptions {
   env?: Readonly<Record<string, string | undefined>>;
@@ -31,15 +39,11 @@ export interface GatewayOptions {
   platform?: NodeJS.Platform;
   /** How upstream stderr lines are logged (default info). */
   stderrLevel?: "info" | "debug";
-}
-
-export interface CatalogEntry {
-  name: string;
-  tool: Tool;
-  source: { kind: "command"; tool: CommandTool } | { kind: "upstream"; server: string; raw: string };
-  readOnly: boolean;
-  trust: "full" | "untrusted";
-  findings: ScanFinding[];
+  clock?: Clock;
+  /** The schema cache; default `<state dir>/schema-cache`, `null` for none. */
+  schemaCache?: SchemaCache | null;
+  /** Tests: open upstream transports in process instead of spawning or dialing. */
+  transportFactory?: (u: Upstream) => Transport;
 }
 
 export interface CallOutcome {
@@ -47,6 +51,9 @@ export interface CallOutcome {
   /** True when a policy (trust approval) refused the call: `hermit call` exits 4. */
   refused: boolean;
 }
+
+/** Marks a result refused by policy (hermit call exits 4 on it). */
+export const REFUSED_META = "dev.hermit/refused";
 
 type ChangeKind = "tools" | "prompts" | "resources";
 
@@ -58,23 +65,37 @@ export class Gateway implements UpstreamOwner {
   readonly commandTools = new Map<string, CommandTool>();
   readonly requests: ServerRequests;
   readonly content = new ContentRouter(() => this.upstreams.values());
+  readonly clock: Clock;
+  readonly schemaCache?: SchemaCache;
+  readonly #catalog: Catalog;
+  readonly #opts: GatewayOptions;
   readonly #env: Readonly<Record<string, string | undefined>>;
-  readonly #cwd: string;
-  readonly #platform: NodeJS.Platform;
-  readonly #stderrLevel: "info" | "debug";
   readonly #listeners = new Set<(kind: ChangeKind) => void>();
-  readonly #scanned = new Map<string, ScanFinding[]>();
   readonly #reported = new Set<string>();
 
   constructor(manifest: Manifest, opts: GatewayOptions = {}) {
     this.manifest = manifest;
+    this.#opts = opts;
     this.#env = opts.env ?? process.env;
-    this.#cwd = opts.cwd ?? process.cwd();
-    this.#platform = opts.platform ?? process.platform;
-    this.#stderrLevel = opts.stderrLevel ?? "info";
+    this.clock = opts.clock ?? realClock;
+    const platform = opts.platform ?? process.platform;
+    this.schemaCache = opts.schemaCache === null ? undefined : opts.schemaCache ??
+      new SchemaCache(path.join(stateDir(platform, this.#env, os.homedir()), "schema-cache"));
     this.safeMode = safeMode(this.#env);
     this.refusals = screenManifest(manifest);
     this.requests = new ServerRequests(this);
+    this.#catalog = new Catalog(
+      this,
+      (where, findings) => this.#reportScan(where, findings),
+      (name, sources) =>
+        this.#once(
+          `collision:${name}`,
+          () =>
+            log.error(
+              `'${name}' is provided by ${sources.join(" and ")}; neither is served until one is renamed`,
+            ),
+        ),
+    );
     if (this.safeMode) {
       log.warn(SAFE_MODE_NOTICE);
       return;
@@ -91,17 +112,27 @@ export class Gateway implements UpstreamOwner {
     }
   }
 
-  /** Connect the upstreams; resolves when all have answered or failed, or after `waitMs`. */
+  /**
+   * Start the upstreams: a `lazy` one with a fresh schema-cache entry only loads its tool list;
+   * the others connect. Resolves when those have answered or failed, or after `waitMs`.
+   */
   async start(waitMs = 30_000): Promise<void> {
-    const all = [...this.upstreams.values()].map((u) => u.start());
+    const connecting: Promise<void>[] = [];
+    for (const u of this.upstreams.values()) {
+      const cached = u.config.lazy ? this.schemaCache?.get(u.config) : undefined;
+      if (cached) u.startFromCache(cached);
+      else connecting.push(u.start());
+    }
     let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([Promise.allSettled(all), new Promise((r) => (timer = setTimeout(r, waitMs)))]);
+    await Promise.race([Promise.allSettled(connecting), new Promise((r) => (timer = setTimeout(r, waitMs)))]);
     clearTimeout(timer);
     for (const u of this.upstreams.values()) {
       if (u.instructions) {
-        this.#report(`mcp_servers.${u.name}`, scanText("initialize.instructions", u.instructions));
+        this.#reportScan(`mcp_servers.${u.name}`, scanText("initialize.instructions", u.instructions));
       }
     }
+    // prompts are scanned when listed: list them now, so check and tools see the findings
+    if (this.capabilities().prompts) await this.content.listPrompts().catch(() => {});
   }
 
   async stop(): Promise<void> {
@@ -117,71 +148,7 @@ export class Gateway implements UpstreamOwner {
     for (const l of this.#listeners) l(kind);
   }
 
-  /** The advertised tools: `exports.tools` order, only those something provides right now. */
-  catalog(): CatalogEntry[] {
-    const out: CatalogEntry[] = [];
-    for (const name of this.manifest.exports.tools) {
-      const found = this.#sourcesOf(name);
-      if (found.length === 1) out.push(found[0]);
-      else if (found.length > 1) {
-        this.#once(`collision:${name}`, () =>
-          log.error(
-            `'${name}' is provided by ${
-              found.map(describe).join(" and ")
-            }; neither is served until one is renamed`,
-          ));
-      }
-    }
-    return out;
-  }
-
-  #sourcesOf(name: string): CatalogEntry[] {
-    const found: CatalogEntry[] = [];
-    const cmd = this.commandTools.get(name);
-    if (cmd) {
-      found.push({
-        name,
-        tool: commandToolDefinition(cmd),
-        source: { kind: "command", tool: cmd },
-        readOnly: cmd.readOnly,
-        trust: "full",
-        findings: [],
-      });
-    }
-    for (const u of this.upstreams.values()) {
-      for (const t of u.tools) {
-        if (t.exported !== name) continue;
-        const tool: Tool = {
-          ...t.tool,
-          name,
-          description: t.tool.description === undefined ? undefined : stripTags(t.tool.description),
-        };
-        const findings = this.#scan(u.name, t.tool);
-        found.push({
-          name,
-          tool,
-          source: { kind: "upstream", server: u.name, raw: t.raw },
-          readOnly: t.tool.annotations?.readOnlyHint === true,
-          trust: u.config.trust,
-          findings,
-        });
-      }
-    }
-    return found;
-  }
-
-  #scan(server: string, tool: Tool): ScanFinding[] {
-    const key = `${server}\u0000${JSON.stringify(tool)}`;
-    let findings = this.#scanned.get(key);
-    if (!findings) {
-      findings = scanTool(tool);
-      this.#scanned.set(key, findings);
-      this.#report(`mcp_servers.${server}`, findings);
-    }
-    return findings;
-  }
-
-  #report(where: string, findings: ScanFinding[]): void {
+  #reportScan(where: string, findings: ScanFinding[]): void {
     for (const f of findings) {
       this.#once(
         `scan:${where}:${f.where}:${f.rule}`,
@@ -194,6 +161,11 @@ export class Gateway implements UpstreamOwner {
     if (this.#reported.has(key)) return;
     this.#reported.add(key);
     fn();
+  }
+
+  /** The advertised tools: `exports.tools` order, only those something provides right now. */
+  catalog(): CatalogEntry[] {
+    return this.#catalog.entries();
   }
 
   listTools(): Tool[] {
@@ -223,28 +195,25 @@ export class Gateway implements UpstreamOwner {
     args: Record<string, unknown>,
     ctx: CallContext = {},
   ): Promise<CallOutcome> {
-    const entry = this.catalog().find((e) => e.name === name);
+    const entry = this.#catalog.find(name);
     if (!entry) throw new UnknownTool(name, this.manifest.exports.tools.includes(name));
     const { source } = entry;
     if (source.kind === "command") {
-      return {
-        result: sanitizeResult(await runCommandTool(source.tool, args, this.commandContext(), ctx.signal)),
-        refused: false,
-      };
+      try {
+        return {
+          result: sanitizeResult(await runCommandTool(source.tool, args, this.commandContext(), ctx.signal)),
+          refused: false,
+        };
+      } catch (err) {
+        if (!(err instanceof CommandRefused)) throw err;
+        return refusedOutcome(err.message);
+      }
     }
     const upstream = this.upstreams.get(source.server)!;
+    // the trust gate comes before anything touches the upstream, a lazy spawn included
     if (needsApproval(entry.trust, entry.readOnly)) {
       const refusal = await askApproval(upstream.config, name, args, ctx);
-      if (refusal) {
-        return {
-          result: {
-            isError: true,
-            content: [{ type: "text", text: refusal }],
-            _meta: { [REFUSED_META]: true },
-          },
-          refused: true,
-        };
-      }
+      if (refusal) return refusedOutcome(refusal);
     }
     const release = this.requests.enter(source.server, ctx);
     try {
@@ -256,7 +225,13 @@ export class Gateway implements UpstreamOwner {
       return { result: sanitizeResult(result), refused: false };
     } catch (err) {
       return {
-        result: { isError: true, content: [{ type: "text", text: sanitizeErrorMessage(messageOf(err)) }] },
+        result: {
+          isError: true,
+          content: [{
+            type: "text",
+            text: sanitizeErrorMessage(messageOf(err).replace(/^(MCP error -?\d+: )+/, "")),
+          }],
+        },
         refused: false,
       };
     } finally {
@@ -267,9 +242,9 @@ export class Gateway implements UpstreamOwner {
   commandContext(): CommandToolContext {
     return {
       adapterDir: this.manifest.dir,
-      interpolation: contextFrom(this.#env, this.#cwd),
+      interpolation: contextFrom(this.#env, this.#opts.cwd ?? process.cwd()),
       parentEnv: this.#env,
-      platform: this.#platform,
+      platform: this.#opts.platform ?? process.platform,
     };
   }
 
@@ -281,7 +256,7 @@ export class Gateway implements UpstreamOwner {
     const served = new Set(this.catalog().map((e) => e.name));
     const missing = this.manifest.exports.tools.filter((n) => !served.has(n)).map((name) => ({
       name,
-      why: this.#whyMissing(name),
+      why: this.#catalog.whyMissing(name),
     }));
     const exported = new Set(this.manifest.exports.tools);
     const unexported = [...this.upstreams.values()].flatMap((u) =>
@@ -292,22 +267,6 @@ export class Gateway implements UpstreamOwner {
       }))
     );
     return { missing, unexported };
-  }
-
-  #whyMissing(name: string): string {
-    if (this.safeMode) return "safe mode is on";
-    const refusal = this.refusals.find((r) => r.where === `tools.${name}`);
-    if (refusal) return refusal.reason;
-    if (this.#sourcesOf(name).length > 1) return "more than one source provides it";
-    const down = [...this.upstreams.values()].filter((u) => u.state !== "connected");
-    if (down.length) {
-      return `not offered by a running server; ${
-        down.map((u) => `mcp_servers.${u.name} is ${u.state}${u.lastError ? ` (${u.lastError})` : ""}`).join(
-          "; ",
-        )
-      }`;
-    }
-    return "no command tool defines it and no upstream server offers it";
   }
 
   logSelfCheck(): void {
@@ -323,13 +282,17 @@ export class Gateway implements UpstreamOwner {
   }
 
   // UpstreamOwner
-  transportContext(_u: Upstream): TransportContext {
-    return {
-      adapterDir: this.manifest.dir,
-      interpolation: contextFrom(this.#env, this.#cwd),
-      parentEnv: this.#env,
-      platform: this.#platform,
-    };
+  openTransport(u: Upstream): BuiltTransport {
+    if (this.#opts.transportFactory) {
+      return { transport: this.#opts.transportFactory(u), describe: "in process", unresolved: [] };
+    }
+    const ctx = this.commandContext();
+    return buildTransport(u, {
+      adapterDir: ctx.adapterDir,
+      interpolation: ctx.interpolation,
+      parentEnv: ctx.parentEnv,
+      platform: ctx.platform,
+    });
   }
   onToolsChanged(): void {
     this.#emit("tools");
@@ -342,7 +305,7 @@ export class Gateway implements UpstreamOwner {
   }
   onStderrLine(server: string, line: string): void {
     const text = `[${server}] ${line}`;
-    if (this.#stderrLevel === "info") log.info(text);
+    if ((this.#opts.stderrLevel ?? "info") === "info") log.info(text);
     else log.debug(text);
   }
   handleServerRequest(
@@ -355,17 +318,16 @@ export class Gateway implements UpstreamOwner {
   }
 }
 
-/** Marks a result refused by policy (hermit call exits 4 on it). */
-export const REFUSED_META = "dev.hermit/refused";
+/** A call refused by policy: an error result marked for `hermit call` (exit 4), added after sanitization. */
+function refusedOutcome(text: string): CallOutcome {
+  return {
+    result: { isError: true, content: [{ type: "text", text }], _meta: { [REFUSED_META]: true } },
+    refused: true,
+  };
+}
 
 export class UnknownTool extends Error {
   constructor(readonly tool: string, readonly exported: boolean) {
     super(exported ? `tool '${tool}' is exported but not available right now` : `unknown tool '${tool}'`);
   }
-}
-
-function describe(e: CatalogEntry): string {
-  return e.source.kind === "command"
-    ? `tools.${e.name}`
-    : `mcp_servers.${e.source.server} ('${e.source.raw}')`;
 }

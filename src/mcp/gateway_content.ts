@@ -13,7 +13,8 @@ import type {
   ReadResourceResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { deepStripTags, sanitizeContents } from "../gates/sanitize.ts";
+import { sanitizeContents, sanitizeErrorMessage, sanitizeValue } from "../gates/sanitize.ts";
+import { messageOf } from "../errors.ts";
 import { scanPrompt } from "../gates/scan.ts";
 import { log } from "../log.ts";
 import type { UpstreamConnection } from "./upstream.ts";
@@ -55,7 +56,7 @@ export class ContentRouter {
           });
           return [u, items];
         } catch (err) {
-          log.warn(`mcp_servers.${u.name}: listing ${kind} failed: ${(err as Error).message}`);
+          log.warn(`mcp_servers.${u.name}: listing ${kind} failed: ${sanitizeErrorMessage(messageOf(err))}`);
           return [u, []];
         }
       }),
@@ -70,7 +71,7 @@ export class ContentRouter {
     const resources = per.flatMap(([u, items]) =>
       items.map((r) => {
         this.#resourceOwner.set(r.uri, u.name);
-        return deepStripTags(r);
+        return sanitizeValue(r);
       })
     );
     return { resources };
@@ -81,7 +82,7 @@ export class ContentRouter {
       const r = await c.listResourceTemplates(cursor ? { cursor } : undefined);
       return { items: r.resourceTemplates, next: r.nextCursor };
     });
-    return { resourceTemplates: per.flatMap(([, items]) => items.map(deepStripTags)) };
+    return { resourceTemplates: per.flatMap(([, items]) => items.map((t) => sanitizeValue(t))) };
   }
 
   async readResource(uri: string): Promise<ReadResourceResult> {
@@ -97,7 +98,9 @@ export class ContentRouter {
         lastError = err;
       }
     }
-    throw lastError ?? new McpError(ErrorCode.InvalidParams, `unknown resource ${uri}`);
+    throw lastError
+      ? cleanError(lastError)
+      : new McpError(ErrorCode.InvalidParams, `unknown resource ${uri}`);
   }
 
   async listPrompts(): Promise<ListPromptsResult> {
@@ -125,7 +128,7 @@ export class ContentRouter {
             `scan: mcp_servers.${u.name} ${f.where}: ${f.rule}: "${f.excerpt}"`,
           );
         }
-        prompts.push(deepStripTags(p));
+        prompts.push(sanitizeValue(p));
       }
     }
     return { prompts };
@@ -135,7 +138,11 @@ export class ContentRouter {
     if (!this.#promptOwner.has(name)) await this.listPrompts();
     const owner = this.#serving("prompts").find((u) => u.name === this.#promptOwner.get(name));
     if (!owner) throw new McpError(ErrorCode.InvalidParams, `unknown prompt '${name}'`);
-    return deepStripTags(await owner.withClient((c) => c.getPrompt({ name, arguments: args })));
+    try {
+      return sanitizeValue(await owner.withClient((c) => c.getPrompt({ name, arguments: args })));
+    } catch (err) {
+      throw cleanError(err);
+    }
   }
 
   #warnOnce(key: string, message: string): void {
@@ -143,4 +150,13 @@ export class ContentRouter {
     this.#warned.add(key);
     log.warn(message);
   }
+}
+
+/** An upstream's error on its way to a host: its code kept, its message sanitized (gate 4). */
+function cleanError(err: unknown): Error {
+  const code = (err as { code?: unknown }).code;
+  const message = sanitizeErrorMessage(messageOf(err).replace(/^(MCP error -?\d+: )+/, ""));
+  return Object.assign(new Error(message), {
+    code: typeof code === "number" ? code : ErrorCode.InternalError,
+  });
 }

@@ -16,7 +16,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { messageOf } from "../errors.ts";
 import { checkElicitation, checkSampling, RateWindow } from "../gates/sampling.ts";
-import { deepStripTags } from "../gates/sanitize.ts";
+import { sanitizeValue } from "../gates/sanitize.ts";
 import { type ApprovalOutcome, approvalRequest, readApproval, refusalText } from "../gates/trust.ts";
 import { log } from "../log.ts";
 import type { Upstream } from "../manifest/types.ts";
@@ -43,6 +43,12 @@ export interface CallContext {
   approve?: (question: ElicitRequest["params"]) => Promise<ElicitResult>;
 }
 
+/** Can this host answer a form-mode elicitation? (`elicitation: {}` is form mode, from older hosts.) */
+function canAskForms(session: SessionPeer | undefined): boolean {
+  const e = session?.clientCapabilities()?.elicitation as Record<string, unknown> | undefined;
+  return e !== undefined && (Object.keys(e).length === 0 || e.form !== undefined);
+}
+
 /** Ask the user to approve a call to a tool of an untrusted server; a refusal text, or undefined when approved. */
 export async function askApproval(
   u: Upstream,
@@ -56,9 +62,9 @@ export async function askApproval(
   let detail: string | undefined;
   try {
     if (ctx.approve) outcome = readApproval(await ctx.approve(question));
-    else if (ctx.session?.clientCapabilities()?.elicitation) {
+    else if (canAskForms(ctx.session)) {
       outcome = readApproval(
-        await ctx.session.elicit(question, {
+        await ctx.session!.elicit(question, {
           timeoutMs: u.elicitation.timeoutSeconds * 1000,
           signal: ctx.signal,
         }),
@@ -121,7 +127,7 @@ export class ServerRequests {
     if (method === "elicitation/create") {
       const p = params as ElicitRequest["params"];
       const verdict = checkElicitation(p, config.elicitation.enabled);
-      if (!verdict.ok || !session?.clientCapabilities()?.elicitation) {
+      if (!verdict.ok || !canAskForms(session)) {
         log.info(
           `mcp_servers.${server}: elicitation declined: ${
             verdict.ok ? (session ? "the host cannot elicit" : why) : verdict.reason
@@ -130,26 +136,26 @@ export class ServerRequests {
         return { action: "decline" } satisfies ElicitResult;
       }
       try {
-        return await session.elicit(p, { timeoutMs: config.elicitation.timeoutSeconds * 1000, signal });
+        return await session!.elicit(p, { timeoutMs: config.elicitation.timeoutSeconds * 1000, signal });
       } catch (err) {
         const timedOut = (err as { code?: number }).code === ErrorCode.RequestTimeout;
         return { action: timedOut ? "cancel" : "decline" } satisfies ElicitResult;
       }
     }
     if (method === "sampling/createMessage") {
-      let window = this.#windows.get(server);
-      if (!window) this.#windows.set(server, window = new RateWindow(config.sampling.maxRpm));
-      const verdict = checkSampling(params as CreateMessageRequest["params"], config.sampling, window);
-      if (!verdict.ok) throw new McpError(ErrorCode.InvalidRequest, `sampling refused: ${verdict.reason}`);
       if (!session) throw new McpError(ErrorCode.InvalidRequest, `sampling refused: ${why}`);
       if (!session.clientCapabilities()?.sampling) {
         throw new McpError(ErrorCode.InvalidRequest, "sampling refused: the host does not support sampling");
       }
+      let window = this.#windows.get(server);
+      if (!window) this.#windows.set(server, window = new RateWindow(config.sampling.maxRpm));
+      const verdict = checkSampling(params as CreateMessageRequest["params"], config.sampling, window);
+      if (!verdict.ok) throw new McpError(ErrorCode.InvalidRequest, `sampling refused: ${verdict.reason}`);
       const result = await session.createMessage(verdict.params, {
         timeoutMs: config.sampling.timeoutSeconds * 1000,
         signal,
       });
-      return deepStripTags(result);
+      return sanitizeValue(result);
     }
     throw new McpError(ErrorCode.MethodNotFound, `${method} is not forwarded`);
   }

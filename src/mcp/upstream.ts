@@ -1,31 +1,32 @@
 /**
  * One upstream MCP server and its life: connect (with a duplicate-spawn guard and a connect
  * cooldown of min(30·2^(n-1), 600) s after failures, so a dead server is never respawned in a
- * storm), discover its tools (paginated, capped at 50 pages, filtered and renamed), follow
- * `list_changed`, keep HTTP connections alive with `ping`, recycle idle or old stdio servers,
- * and reconnect with jittered backoff when a live connection drops. Calls wait for a connection
- * and are at-most-once for tools that are not read-only.
+ * storm), discover its tools (paginated, filtered, renamed, written through to the schema cache),
+ * start lazily from that cache, refresh when `list_changed` arrives or the list's `ttlMs` runs
+ * out, keep HTTP connections alive with `ping`, recycle idle or old stdio servers, and reconnect
+ * with jittered backoff when a live connection drops. Calls wait for a connection and are
+ * at-most-once for tools that are not read-only.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import {
-  type CallToolResult,
-  type ClientCapabilities,
-  CreateMessageRequestSchema,
-  ElicitRequestSchema,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  type ServerCapabilities,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { messageOf } from "../errors.ts";
 import { log } from "../log.ts";
 import type { Upstream } from "../manifest/types.ts";
-import { VERSION } from "../version.ts";
-import { cooldownSeconds, jitteredBackoff, UpstreamLifecycle } from "./upstream_lifecycle.ts";
-import { listAllTools, mapTools, type UpstreamTool } from "./upstream_tools.ts";
-import { buildTransport, type TransportContext, UpstreamRefused } from "./upstream_transport.ts";
+import type { CacheEntry, SchemaCache } from "./schema_cache.ts";
 import type { GroupStdioTransport } from "./stdio_transport.ts";
+import { describeFailure, isConnectionLoss, newClient, OutcomeUncertain } from "./upstream_client.ts";
+import {
+  type Clock,
+  cooldownSeconds,
+  jitteredBackoff,
+  TtlTimer,
+  UpstreamLifecycle,
+} from "./upstream_lifecycle.ts";
+import { listAllTools, mapTools, type UpstreamTool } from "./upstream_tools.ts";
+import { type BuiltTransport, UpstreamRefused } from "./upstream_transport.ts";
+
+export { OutcomeUncertain } from "./upstream_client.ts";
 
 export type UpstreamState =
   | "idle"
@@ -38,7 +39,9 @@ export type UpstreamState =
 
 /** What an upstream needs from whoever owns it (the gateway). */
 export interface UpstreamOwner {
-  transportContext(u: Upstream): TransportContext;
+  readonly clock: Clock;
+  readonly schemaCache?: SchemaCache;
+  openTransport(u: Upstream): BuiltTransport;
   onToolsChanged(server: string): void;
   onPromptsChanged(server: string): void;
   onResourcesChanged(server: string): void;
@@ -50,6 +53,7 @@ export interface UpstreamOwner {
 export class UpstreamUnavailable extends Error {}
 
 const MAX_RECONNECTS = 5;
+type Progress = (p: { progress: number; total?: number; message?: string }) => void;
 
 export class UpstreamConnection {
   readonly config: Upstream;
@@ -61,16 +65,19 @@ export class UpstreamConnection {
   #tools: UpstreamTool[] = [];
   #capabilities: ServerCapabilities | undefined;
   #instructions: string | undefined;
+  #fromCache = false;
   #failures = 0;
   #retryAfter = 0;
   #lastError: string | undefined;
   #inFlight = 0;
   #refreshing: Promise<void> = Promise.resolve();
   readonly #life: UpstreamLifecycle;
+  readonly #ttl: TtlTimer;
 
   constructor(config: Upstream, owner: UpstreamOwner) {
     this.config = config;
     this.#owner = owner;
+    this.#ttl = new TtlTimer(owner.clock);
     this.#life = new UpstreamLifecycle(config, {
       busy: () => this.#inFlight > 0,
       recycle: (why) => void this.#recycle(why),
@@ -99,6 +106,10 @@ export class UpstreamConnection {
   get pid(): number | undefined {
     return (this.#transport as GroupStdioTransport | undefined)?.pid;
   }
+  /** True while the tool list comes from the schema cache, not a live listing. */
+  get fromCache(): boolean {
+    return this.#fromCache;
+  }
 
   status() {
     return {
@@ -107,9 +118,10 @@ export class UpstreamConnection {
       transport: this.config.kind,
       tools: this.#tools.length,
       pid: this.pid,
+      cached: this.#fromCache || undefined,
       failures: this.#failures,
       retryInSeconds: this.#state === "cooldown"
-        ? Math.max(0, Math.ceil((this.#retryAfter - Date.now()) / 1000))
+        ? Math.max(0, Math.ceil((this.#retryAfter - this.#owner.clock.now()) / 1000))
         : undefined,
       lastError: this.#lastError,
     };
@@ -117,11 +129,19 @@ export class UpstreamConnection {
 
   /** Connect now (eager start); failures are recorded, not thrown. */
   async start(): Promise<void> {
-    try {
-      await this.ensureConnected();
-    } catch {
-      // recorded in lastError; the cooldown governs the next attempt
-    }
+    await this.ensureConnected().catch(() => {});
+  }
+
+  /** A lazy start: take the tool list from a fresh cache entry without starting anything. */
+  startFromCache(entry: CacheEntry): void {
+    this.#tools = mapTools(entry.tools, this.config);
+    this.#capabilities = entry.capabilities;
+    this.#instructions = entry.instructions;
+    this.#fromCache = true;
+    this.#armTtl(entry);
+    log.debug(
+      `mcp_servers.${this.name}: ${this.#tools.length} tools from the schema cache; starts on first use`,
+    );
   }
 
   /** The live client, connecting first if needed. Concurrent callers share one attempt. */
@@ -129,10 +149,14 @@ export class UpstreamConnection {
     if (this.#state === "connected" && this.#client) return Promise.resolve(this.#client);
     if (this.#connecting) return this.#connecting;
     if (this.#state === "stopped") {
-      return Promise.reject(new UpstreamUnavailable(`mcp_servers.${this.name} is stopped`));
+      return Promise.reject(
+        new UpstreamUnavailable(
+          `mcp_servers.${this.name} is stopped${this.#lastError ? ` (${this.#lastError})` : ""}`,
+        ),
+      );
     }
-    if (this.#state === "cooldown" && Date.now() < this.#retryAfter) {
-      const secs = Math.ceil((this.#retryAfter - Date.now()) / 1000);
+    if (this.#state === "cooldown" && this.#owner.clock.now() < this.#retryAfter) {
+      const secs = Math.ceil((this.#retryAfter - this.#owner.clock.now()) / 1000);
       return Promise.reject(
         new UpstreamUnavailable(
           `mcp_servers.${this.name} is unavailable (${this.#lastError}); next attempt in ${secs} s`,
@@ -147,43 +171,45 @@ export class UpstreamConnection {
   }
 
   async #connect(): Promise<Client> {
-    const wasRecycled = this.#state === "recycled";
-    this.#state = this.#state === "reconnecting" ? "reconnecting" : "connecting";
+    const before = this.#tools;
+    const announce = this.#state === "recycled" || before.length > 0;
+    if (this.#state !== "reconnecting") this.#state = "connecting";
     let transport: Transport | undefined;
     try {
-      const built = buildTransport(this.config, this.#owner.transportContext(this.config));
+      const built = this.#owner.openTransport(this.config);
       if (built.unresolved.length) {
         log.warn(
           `mcp_servers.${this.name}: \${${built.unresolved.join("}, ${")}} not set; passed on literally`,
         );
       }
       transport = built.transport;
-      const stdio = transport as GroupStdioTransport;
-      if ("onStderrLine" in stdio || this.config.kind === "stdio") {
-        stdio.onStderrLine = (line) => this.#owner.onStderrLine(this.name, line);
+      if (this.config.kind === "stdio") {
+        (transport as GroupStdioTransport).onStderrLine = (l) => this.#owner.onStderrLine(this.name, l);
       }
-      const client = this.#newClient();
+      const client = newClient(this.config, {
+        onToolsChanged: () => void this.refreshTools(),
+        onPromptsChanged: () => this.#owner.onPromptsChanged(this.name),
+        onResourcesChanged: () => this.#owner.onResourcesChanged(this.name),
+        request: (method, params, signal) =>
+          this.#owner.handleServerRequest(this.name, method, params, signal),
+      });
       await client.connect(transport, { timeout: this.config.connectTimeoutSeconds * 1000 });
       this.#capabilities = client.getServerCapabilities();
       this.#instructions = client.getInstructions();
-      const before = this.#tools;
-      this.#tools = this.#capabilities?.tools
-        ? mapTools(await listAllTools(client, this.name), this.config)
-        : [];
+      await this.#list(client);
       this.#client = client;
       this.#transport = transport;
       this.#state = "connected";
       this.#failures = 0;
       this.#lastError = undefined;
       client.onclose = () => this.#onClosed(client);
-      this.#life.connected();
+      this.#life.connected(this.#owner.clock.now());
       log.debug(`mcp_servers.${this.name}: connected (${built.describe}), ${this.#tools.length} tools`);
-      if (wasRecycled || before.length) this.#emitIfChanged(before);
+      if (announce) this.#emitIfChanged(before);
       return client;
     } catch (err) {
       if (err instanceof UpstreamRefused) {
-        // never retried: the config itself is refused
-        this.#state = "stopped";
+        this.#state = "stopped"; // the config itself is refused: never retried
         this.#lastError = err.message;
         log.error(err.message);
         throw new UpstreamUnavailable(err.message);
@@ -195,35 +221,35 @@ export class UpstreamConnection {
     }
   }
 
-  #newClient(): Client {
-    const capabilities: ClientCapabilities = {};
-    if (this.config.sampling.enabled) capabilities.sampling = {};
-    if (this.config.elicitation.enabled) capabilities.elicitation = {};
-    const client = new Client({ name: "hermit", version: VERSION }, { capabilities });
-    const forward = (method: string) => (req: { params: unknown }, extra: { signal: AbortSignal }) =>
-      this.#owner.handleServerRequest(this.name, method, req.params, extra.signal) as Promise<never>;
-    if (capabilities.sampling) {
-      client.setRequestHandler(CreateMessageRequestSchema, forward("sampling/createMessage"));
-    }
-    if (capabilities.elicitation) {
-      client.setRequestHandler(ElicitRequestSchema, forward("elicitation/create"));
-    }
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.refreshTools());
-    client.setNotificationHandler(
-      PromptListChangedNotificationSchema,
-      () => this.#owner.onPromptsChanged(this.name),
-    );
-    client.setNotificationHandler(
-      ResourceListChangedNotificationSchema,
-      () => this.#owner.onResourcesChanged(this.name),
-    );
-    return client;
+  /** List the live tools, write them through to the cache and follow their TTL. */
+  async #list(client: Client): Promise<void> {
+    const { tools, ttlMs } = this.#capabilities?.tools
+      ? await listAllTools(client, this.name)
+      : { tools: [], ttlMs: undefined };
+    this.#tools = mapTools(tools, this.config);
+    this.#fromCache = false;
+    const entry = this.#owner.schemaCache?.put(this.config, {
+      tools: this.#tools.map((t) => t.tool),
+      capabilities: this.#capabilities,
+      instructions: this.#instructions,
+      ttlMs,
+    });
+    this.#armTtl(entry);
+  }
+
+  #armTtl(entry: CacheEntry | undefined): void {
+    const expiresAt = entry?.ttl_ms ? entry.written_at + entry.ttl_ms : undefined;
+    this.#ttl.arm(expiresAt, () => {
+      log.info(`mcp_servers.${this.name}: the tool list's ttlMs ran out; refreshing`);
+      if (this.#state === "connected") void this.refreshTools();
+      else void this.start();
+    });
   }
 
   #failed(message: string): void {
     this.#failures++;
     this.#lastError = message;
-    this.#retryAfter = Date.now() + cooldownSeconds(this.#failures) * 1000;
+    this.#retryAfter = this.#owner.clock.now() + cooldownSeconds(this.#failures) * 1000;
     this.#state = "cooldown";
     this.#client = undefined;
     this.#transport = undefined;
@@ -241,7 +267,7 @@ export class UpstreamConnection {
       if (!client || this.#state !== "connected") return;
       const before = this.#tools;
       try {
-        this.#tools = mapTools(await listAllTools(client, this.name), this.config);
+        await this.#list(client);
       } catch (err) {
         log.warn(`mcp_servers.${this.name}: refreshing tools failed: ${messageOf(err)}`);
         return;
@@ -279,7 +305,7 @@ export class UpstreamConnection {
 
   async #reconnectLoop(): Promise<void> {
     for (let attempt = 1; attempt <= MAX_RECONNECTS && this.#state === "reconnecting"; attempt++) {
-      await new Promise((r) => setTimeout(r, jitteredBackoff(attempt)));
+      await new Promise((r) => this.#owner.clock.setTimeout(() => r(undefined), jitteredBackoff(attempt)));
       if (this.#state !== "reconnecting") return;
       try {
         await this.ensureConnected();
@@ -332,7 +358,7 @@ export class UpstreamConnection {
       return await fn(client);
     } finally {
       this.#inFlight--;
-      this.#life.activity();
+      this.#life.activity(this.#owner.clock.now());
     }
   }
 
@@ -340,23 +366,24 @@ export class UpstreamConnection {
   async callTool(
     raw: string,
     args: Record<string, unknown>,
-    opts: {
-      signal?: AbortSignal;
-      onprogress?: (p: { progress: number; total?: number; message?: string }) => void;
-      readOnly: boolean;
-    },
+    opts: { signal?: AbortSignal; onprogress?: Progress; readOnly: boolean },
   ): Promise<CallToolResult> {
-    const call = (client: Client) =>
-      client.callTool({ name: raw, arguments: args }, undefined, {
+    let used: Client | undefined;
+    const call = (client: Client) => {
+      used = client;
+      return client.callTool({ name: raw, arguments: args }, undefined, {
         signal: opts.signal,
         timeout: this.config.callTimeoutSeconds * 1000,
         resetTimeoutOnProgress: true,
         onprogress: opts.onprogress,
       }) as Promise<CallToolResult>;
+    };
     try {
       return await this.withClient(call);
     } catch (err) {
       if (!isConnectionLoss(err) || opts.signal?.aborted) throw err;
+      // do not wait for the transport to notice: the next attempt must not reuse this client
+      if (used) this.#onClosed(used);
       if (!opts.readOnly) throw new OutcomeUncertain(this.name, raw);
       log.info(`mcp_servers.${this.name}: connection lost during read-only ${raw}; retrying once`);
       return await this.withClient(call);
@@ -366,6 +393,7 @@ export class UpstreamConnection {
   async stop(): Promise<void> {
     this.#state = "stopped";
     this.#life.disconnected();
+    this.#ttl.clear();
     const transport = this.#transport;
     const client = this.#client;
     this.#client = undefined;
@@ -373,36 +401,4 @@ export class UpstreamConnection {
     await client?.close().catch(() => {});
     await transport?.close().catch(() => {});
   }
-}
-
-export class OutcomeUncertain extends Error {
-  constructor(server: string, tool: string) {
-    super(
-      `outcome uncertain: mcp_servers.${server} went away while running ${tool}; it may or may not have taken effect. ` +
-        "Check before retrying.",
-    );
-  }
-}
-
-function isConnectionLoss(err: unknown): boolean {
-  const m = messageOf(err).toLowerCase();
-  return (err as { code?: number }).code === -32000 ||
-    [
-      "connection closed",
-      "transport is closed",
-      "not connected",
-      "broken pipe",
-      "session not found",
-      "socket",
-    ]
-      .some((s) => m.includes(s));
-}
-
-function describeFailure(err: unknown, stderrTail: string[]): string {
-  let msg = messageOf(err).replace(/^MCP error -?\d+: /, "");
-  if (/connection closed/i.test(msg) && stderrTail.length) {
-    msg = `the server exited: ${stderrTail.join(" | ")}`;
-  }
-  if (/timed out|timeout/i.test(msg)) msg = `no answer to initialize (${msg})`;
-  return msg.slice(0, 500);
 }

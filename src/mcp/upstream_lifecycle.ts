@@ -16,6 +16,47 @@ export function jitteredBackoff(attempt: number, random: () => number = Math.ran
   return Math.round(base * (0.8 + 0.4 * random()));
 }
 
+/** Time, injectable so tests can run a fake clock. */
+export interface Clock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const realClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => {
+    const t = setTimeout(fn, ms);
+    (t as { unref?: () => void }).unref?.();
+    return t;
+  },
+  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+};
+
+/** Fires once when a tool list's `ttlMs` runs out (re-armed by every new listing). */
+export class TtlTimer {
+  readonly #clock: Clock;
+  #handle: unknown;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  arm(expiresAt: number | undefined, onExpire: () => void): void {
+    this.clear();
+    if (expiresAt === undefined) return;
+    this.#handle = this.#clock.setTimeout(() => {
+      this.#handle = undefined;
+      onExpire();
+    }, Math.max(0, expiresAt - this.#clock.now()));
+  }
+
+  clear(): void {
+    if (this.#handle !== undefined) this.#clock.clearTimeout(this.#handle);
+    this.#handle = undefined;
+  }
+}
+
 export interface LifecycleHooks {
   busy(): boolean;
   recycle(why: string): void;

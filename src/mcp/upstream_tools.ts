@@ -18,17 +18,23 @@ export interface UpstreamTool {
   tool: Tool;
 }
 
-export async function listAllTools(client: Client, server: string): Promise<Tool[]> {
+/** Every page of `tools/list`, and the server's `ttlMs` hint from the first page (SEP-2549). */
+export async function listAllTools(
+  client: Client,
+  server: string,
+): Promise<{ tools: Tool[]; ttlMs?: number }> {
   const tools: Tool[] = [];
+  let ttlMs: number | undefined;
   let cursor: string | undefined;
   for (let page = 1; page <= MAX_LIST_PAGES; page++) {
     const res = await client.listTools(cursor ? { cursor } : undefined);
+    if (page === 1) ttlMs = (res as { ttlMs?: number }).ttlMs;
     tools.push(...res.tools);
     cursor = typeof res.nextCursor === "string" && res.nextCursor ? res.nextCursor : undefined;
-    if (!cursor) return tools;
+    if (!cursor) return { tools, ttlMs };
   }
   log.warn(`mcp_servers.${server}: tools/list has more than ${MAX_LIST_PAGES} pages; the rest is ignored`);
-  return tools;
+  return { tools, ttlMs };
 }
 
 export function mapTools(tools: readonly Tool[], u: Upstream): UpstreamTool[] {

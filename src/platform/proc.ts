@@ -1,11 +1,16 @@
 /**
  * Facts about processes that differ per OS: whether a pid is alive (zombies count as dead), its
  * start time (to guard against pid reuse), and whether any live process is left in a group.
- * Linux reads /proc; other POSIX systems ask `ps`; Windows asks `tasklist`/PowerShell.
+ * Linux reads /proc; other POSIX systems ask `ps`. Windows has no process groups: there a
+ * "group" is the leader's process tree (`win_tree.ts`), read from the process table and killed
+ * process by process through the Windows API (`win_api.ts`), with `tasklist`/`taskkill` as the
+ * fallback where the runtime has no FFI.
  */
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
+import { winApiAvailable, winCreationTime, winProcessTable, winTerminate } from "./win_api.ts";
+import { type ProcEntry, treeMembers } from "./win_tree.ts";
 
 const linux = process.platform === "linux";
 const windows = process.platform === "win32";
@@ -31,7 +36,7 @@ export function readProcStat(pid: number): ProcStat | undefined {
 /** True when `pid` exists and is not a zombie. */
 export function isAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
-  if (windows) return windowsStartTime(pid) !== undefined;
+  if (windows) return winApiAvailable() ? winCreationTime(pid) !== undefined : tasklistHas(pid);
   try {
     process.kill(pid, 0);
   } catch (err) {
@@ -50,7 +55,7 @@ export function isAlive(pid: number): boolean {
  */
 export function processStartTime(pid: number): string | undefined {
   if (linux) return readProcStat(pid)?.startTicks;
-  if (windows) return windowsStartTime(pid);
+  if (windows) return winApiAvailable() ? winCreationTime(pid)?.toString() : windowsStartTime(pid);
   try {
     const out = execFileSync("ps", ["-o", "lstart=", "-p", String(pid)], {
       encoding: "utf8",
@@ -59,6 +64,19 @@ export function processStartTime(pid: number): string | undefined {
     return out.trim() || undefined;
   } catch {
     return undefined;
+  }
+}
+
+function tasklistHas(pid: number): boolean {
+  try {
+    const out = execFileSync("tasklist", ["/FI", `PID eq ${pid}`, "/FO", "CSV", "/NH"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+      windowsHide: true,
+    });
+    return out.includes(`"${pid}"`);
+  } catch {
+    return false;
   }
 }
 
@@ -80,8 +98,12 @@ function windowsStartTime(pid: number): string | undefined {
   }
 }
 
-/** Pids of live (non-zombie) processes in process group `pgid`. Linux only; elsewhere undefined. */
+/**
+ * Pids of live (non-zombie) processes in process group `pgid` (on Windows: the leader's tree).
+ * Undefined where the platform cannot list them (macOS and other POSIX systems).
+ */
 export function groupMembers(pgid: number): number[] | undefined {
+  if (windows) return windowsTree(pgid, winProcessTable());
   if (!linux) return undefined;
   const out: number[] = [];
   for (const name of readdirSync("/proc")) {
@@ -95,6 +117,10 @@ export function groupMembers(pgid: number): number[] | undefined {
 /** The groups among `pgids` that still have a live process; on Linux one pass over /proc. */
 export function aliveGroups(pgids: Iterable<number>): Set<number> {
   const wanted = new Set(pgids);
+  if (windows) {
+    const table = winProcessTable();
+    return new Set([...wanted].filter((g) => windowsTree(g, table).length > 0));
+  }
   if (!linux || wanted.size <= 1) return new Set([...wanted].filter(groupAlive));
   const out = new Set<number>();
   for (const name of readdirSync("/proc")) {
@@ -107,7 +133,6 @@ export function aliveGroups(pgids: Iterable<number>): Set<number> {
 
 /** True while any live process remains in group `pgid`. */
 export function groupAlive(pgid: number): boolean {
-  if (windows) return isAlive(pgid);
   const members = groupMembers(pgid);
   if (members) return members.length > 0;
   try {
@@ -127,7 +152,8 @@ function ownGroup(): number | undefined {
 /** Send `signal` to every process in group `pgid`; false when none was there. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
   if (pgid <= 1 || pgid === process.pid || pgid === ownGroup()) return false;
-  if (windows) return killTreeWindows(pgid, signal === "SIGKILL");
+  // Windows has no signals for console programs: either one ends the tree (stdin was closed first).
+  if (windows) return killTreeWindows(pgid);
   try {
     process.kill(-pgid, signal);
     return true;
@@ -136,14 +162,46 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-function killTreeWindows(pid: number, force: boolean): boolean {
-  try {
-    execFileSync("taskkill", ["/PID", String(pid), "/T", ...(force ? ["/F"] : [])], {
-      stdio: "ignore",
-      windowsHide: true,
-    });
-    return true;
-  } catch {
-    return false;
+/** Windows: group leaders (by pid) and their creation times, remembered while they run. */
+const leaders = new Map<number, bigint>();
+
+/**
+ * Remember a new group leader's creation time (Windows; elsewhere a no-op), so its tree can be
+ * told from strangers after it has exited and its pid is reused. `group.ts` and the watchdog call
+ * this right after a spawn or a registration.
+ */
+export function trackGroup(pgid: number): void {
+  if (!windows || leaders.has(pgid)) return;
+  const start = winCreationTime(pgid);
+  if (start !== undefined) leaders.set(pgid, start);
+}
+
+export function forgetGroup(pgid: number): void {
+  leaders.delete(pgid);
+}
+
+/** Live members of the Windows "group" `pgid` (the leader's tree); [] when unknown. */
+function windowsTree(pgid: number, table: ProcEntry[] | undefined): number[] {
+  if (!table) return isAlive(pgid) ? [pgid] : []; // no FFI: only the leader is visible
+  const start = leaders.get(pgid) ?? table.find((p) => p.pid === pgid)?.start;
+  if (start === undefined) return [];
+  return treeMembers(table, { pid: pgid, start });
+}
+
+function killTreeWindows(pgid: number): boolean {
+  const table = winProcessTable();
+  if (!table) {
+    try {
+      execFileSync("taskkill", ["/PID", String(pgid), "/T", "/F"], { stdio: "ignore", windowsHide: true });
+      return true;
+    } catch {
+      return false;
+    }
   }
+  const starts = new Map(table.map((p) => [p.pid, p.start]));
+  let any = false;
+  for (const pid of windowsTree(pgid, table)) {
+    if (winTerminate({ pid, start: starts.get(pid)! })) any = true;
+  }
+  return any;
 }

@@ -1,6 +1,9 @@
 /**
  * Resolving a command the way the OS would: a path (relative to a working directory) or a name
- * looked up on PATH, with PATHEXT on Windows, so `npx` finds `npx.cmd` without a shell.
+ * looked up on PATH. On Windows the lookup is cmd.exe's: a name that already ends in one of
+ * PATHEXT's extensions is tried as it is, any other name only with each PATHEXT extension
+ * appended — so `npx` finds `npx.cmd` (which `win_cmd.ts` then runs through cmd.exe), never
+ * npm's extension-less `npx` shell script beside it. PATH entries may be quoted there.
  */
 import { accessSync, constants, statSync } from "node:fs";
 import path from "node:path";
@@ -21,25 +24,39 @@ export interface WhichOptions {
   cwd?: string;
   pathext?: string;
   platform?: NodeJS.Platform;
+  /** Is `file` an executable file? (tests replace the file system) */
+  isExecutable?: (file: string) => boolean;
+}
+
+const DEFAULT_PATHEXT = ".COM;.EXE;.BAT;.CMD";
+
+/** The names to try for `command` on Windows, in order. Pure. */
+export function windowsCandidates(command: string, pathext: string): string[] {
+  const exts = pathext.split(";").map((e) => e.trim()).filter(Boolean);
+  const ext = path.win32.extname(command).toLowerCase();
+  if (ext && exts.some((e) => e.toLowerCase() === ext)) return [command];
+  return exts.map((e) => command + e);
 }
 
 export function which(command: string, opts: WhichOptions = {}): string | undefined {
   const platform = opts.platform ?? process.platform;
   const windows = platform === "win32";
   const p = windows ? path.win32 : path.posix;
-  const exts = windows
-    ? ["", ...(opts.pathext ?? process.env.PATHEXT ?? ".COM;.EXE;.BAT;.CMD").split(";").filter(Boolean)]
-    : [""];
+  const isExe = opts.isExecutable ?? ((f: string) => executable(f, windows));
+  const names = windows
+    ? windowsCandidates(command, opts.pathext ?? process.env.PATHEXT ?? DEFAULT_PATHEXT)
+    : [command];
   const hasSep = command.includes("/") || (windows && command.includes("\\"));
   if (hasSep || p.isAbsolute(command)) {
-    const base = p.resolve(opts.cwd ?? process.cwd(), command);
-    return exts.map((e) => base + e).find((f) => executable(f, windows));
+    return names.map((n) => p.resolve(opts.cwd ?? process.cwd(), n)).find(isExe);
   }
-  const dirs = (opts.path ?? process.env.PATH ?? "").split(windows ? ";" : ":").filter(Boolean);
+  const dirs = (opts.path ?? process.env.PATH ?? "").split(windows ? ";" : ":")
+    .map((d) => (windows ? d.replace(/^"(.*)"$/, "$1") : d))
+    .filter(Boolean);
   for (const dir of dirs) {
-    for (const e of exts) {
-      const f = p.join(dir, command + e);
-      if (executable(f, windows)) return f;
+    for (const n of names) {
+      const f = p.join(dir, n);
+      if (isExe(f)) return f;
     }
   }
   return undefined;

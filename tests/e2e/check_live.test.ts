@@ -34,7 +34,10 @@ describe("check: the live health rule", () => {
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const report = JSON.parse(r.stdout) as Report;
     assert.equal(report.verdict, "healthy");
-    assert.match(live(report)[0].message, /^live: initialize answered in \d+ ms; tools\/list matches exports\.tools \(1 tools\)$/);
+    assert.match(
+      live(report)[0].message,
+      /^live: initialize answered in \d+ ms; tools\/list matches exports\.tools \(1 tools\)$/,
+    );
   });
 
   it("an export the live server does not offer is a problem (exit 3), though the static rules pass", async () => {
@@ -56,8 +59,14 @@ mcp_servers:
     const r = await runHermit(["check", "mismatch", "--json"], { cwd: tmp.path });
     assert.equal(r.code, 3, r.stdout + r.stderr);
     const report = JSON.parse(r.stdout) as Report;
-    assert.deepEqual(live(report).map((f) => [f.level, f.message]), [["problem", "live: exported but not served: no_such_tool"]]);
-    assert.ok(report.findings.some((f) => f.area === "serve" && /no_such_tool/.test(f.message)), "serve's own line is shown");
+    assert.deepEqual(live(report).map((f) => [f.level, f.message]), [[
+      "problem",
+      "live: exported but not served: no_such_tool",
+    ]]);
+    assert.ok(
+      report.findings.some((f) => f.area === "serve" && /no_such_tool/.test(f.message)),
+      "serve's own line is shown",
+    );
   });
 
   it("an adapter whose upstream cannot start is a problem", async () => {

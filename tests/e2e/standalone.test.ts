@@ -13,7 +13,13 @@ import path from "node:path";
 import { hermitBin, runHermit } from "../helpers/hermit.ts";
 import { connectServe, textOf } from "../helpers/mcp.ts";
 import { alive, Reaper, waitFor } from "../helpers/procs.ts";
-import { httpClient, memoryPids, readEndpointFile, servicePids, writeStandaloneAdapter } from "../helpers/service.ts";
+import {
+  httpClient,
+  memoryPids,
+  readEndpointFile,
+  servicePids,
+  writeStandaloneAdapter,
+} from "../helpers/service.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const initialize = {
@@ -26,7 +32,11 @@ const initialize = {
 function post(url: string, headers: Record<string, string>, body: unknown = initialize): Promise<Response> {
   return fetch(url, {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...headers,
+    },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
 }
@@ -35,11 +45,19 @@ function post(url: string, headers: Record<string, string>, body: unknown = init
 function rawStatus(url: string, headers: Record<string, string>): Promise<number> {
   const u = new URL(url);
   const body = JSON.stringify(initialize);
-  const head = Object.entries({ "content-type": "application/json", accept: "application/json, text/event-stream", ...headers })
+  const head = Object.entries({
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    ...headers,
+  })
     .map(([k, v]) => `${k}: ${v}\r\n`).join("");
   return new Promise((resolve, reject) => {
     const sock = connect(Number(u.port), u.hostname, () => {
-      sock.write(`POST ${u.pathname} HTTP/1.1\r\n${head}content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      sock.write(
+        `POST ${u.pathname} HTTP/1.1\r\n${head}content-length: ${
+          Buffer.byteLength(body)
+        }\r\nconnection: close\r\n\r\n${body}`,
+      );
     });
     let got = "";
     sock.setEncoding("utf8").on("data", (d) => {
@@ -64,12 +82,17 @@ describe("standalone service in the foreground", () => {
 
   before(async () => {
     writeStandaloneAdapter(tmp.path);
-    const child = spawn(hermitBin(), ["serve", tmp.path, "--standalone"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(hermitBin(), ["serve", tmp.path, "--standalone"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     reaper.track(child.pid);
     pid = child.pid!;
     child.stdout.setEncoding("utf8").on("data", (d) => (out += d));
     child.stderr.resume();
-    url = await waitFor(() => /^(http:\/\/127\.0\.0\.1:\d+\/mcp)$/m.exec(out)?.[1], { timeoutMs: 30_000, what: "the printed endpoint" });
+    url = await waitFor(() => /^(http:\/\/127\.0\.0\.1:\d+\/mcp)$/m.exec(out)?.[1], {
+      timeoutMs: 30_000,
+      what: "the printed endpoint",
+    });
     token = readEndpointFile(tmp.path)!.token;
   });
   after(async () => {
@@ -113,7 +136,11 @@ describe("standalone service in the foreground", () => {
 
   it("answers 404 for an unknown session and 413 for an oversized body", async () => {
     const auth = { authorization: `Bearer ${token}` };
-    const unknown = await post(url, { ...auth, "mcp-session-id": "no-such-session" }, { jsonrpc: "2.0", id: 2, method: "tools/list" });
+    const unknown = await post(url, { ...auth, "mcp-session-id": "no-such-session" }, {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/list",
+    });
     assert.equal(unknown.status, 404);
     const huge = await post(url, auth, JSON.stringify({ ...initialize, pad: "x".repeat(5 * 1024 * 1024) }));
     assert.equal(huge.status, 413);
@@ -121,9 +148,15 @@ describe("standalone service in the foreground", () => {
 
   it("serves many clients from one set of upstream processes", async () => {
     const clients = await Promise.all(Array.from({ length: 5 }, () => httpClient(url, token)));
-    await clients[0].callTool({ name: "create_entities", arguments: { entities: [{ name: "shared", entityType: "t", observations: ["one"] }] } });
+    await clients[0].callTool({
+      name: "create_entities",
+      arguments: { entities: [{ name: "shared", entityType: "t", observations: ["one"] }] },
+    });
     for (const c of clients) {
-      assert.match(textOf(await c.callTool({ name: "search_nodes", arguments: { query: "shared" } })), /"shared"/);
+      assert.match(
+        textOf(await c.callTool({ name: "search_nodes", arguments: { query: "shared" } })),
+        /"shared"/,
+      );
     }
     const health = await (await fetch(new URL("/health", url))).json();
     assert.ok(health.clients >= 5, `clients ${health.clients}`);

@@ -24,7 +24,10 @@ function withSlowTools(dir: string): void {
   writeFileSync(
     file,
     readFileSync(file, "utf8")
-      .replace("exports: { tools: [read_graph, create_entities, search_nodes] }", "exports: { tools: [read_graph, create_entities, search_nodes, slow_read, slow_write] }")
+      .replace(
+        "exports: { tools: [read_graph, create_entities, search_nodes] }",
+        "exports: { tools: [read_graph, create_entities, search_nodes, slow_read, slow_write] }",
+      )
       .replace("serve:", () =>
         `tools:
   slow_read: { description: waits, run: [sleep, "4"], read_only: true, timeout: 30 }
@@ -51,11 +54,17 @@ describe("standalone: 32 relays, one service", () => {
   });
 
   it("32 relays started at once → exactly one service, 32 sessions, one upstream process", async () => {
-    const started = await Promise.allSettled(Array.from({ length: RELAYS }, () => connectServe(tmp.path, { timeoutMs: 120_000 })));
+    const started = await Promise.allSettled(
+      Array.from({ length: RELAYS }, () => connectServe(tmp.path, { timeoutMs: 120_000 })),
+    );
     for (const r of started) if (r.status === "fulfilled") sessions.push(r.value), reaper.track(r.value.pid);
-    const failed = started.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason));
+    const failed = started.filter((r) => r.status === "rejected").map((r) =>
+      String((r as PromiseRejectedResult).reason)
+    );
     assert.deepEqual(failed, []);
-    const results = await Promise.all(sessions.map((s) => s.client.callTool({ name: "read_graph", arguments: {} })));
+    const results = await Promise.all(
+      sessions.map((s) => s.client.callTool({ name: "read_graph", arguments: {} })),
+    );
     assert.ok(results.every((r) => r.isError === undefined));
     assert.equal(servicePids(tmp.path).length, 1, "exactly one service");
     assert.equal(memoryPids(tmp.path).length, 1, "one set of upstream processes");
@@ -71,16 +80,27 @@ describe("standalone: 32 relays, one service", () => {
       c.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "h", version: "0" } } }) + "\\n");
       c.stdout.once("data", () => { c.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\\n"); console.log(c.pid); });
       setInterval(() => {}, 1 << 30);`;
-    const nodeHost = spawn("node", ["-e", script, hermitBin(), tmp.path], { stdio: ["ignore", "pipe", "ignore"] });
+    const nodeHost = spawn("node", ["-e", script, hermitBin(), tmp.path], {
+      stdio: ["ignore", "pipe", "ignore"],
+    });
     reaper.track(nodeHost.pid);
     let out = "";
     nodeHost.stdout.setEncoding("utf8").on("data", (d) => (out += d));
-    const relay = await waitFor(() => Number(out.trim()) || undefined, { timeoutMs: 30_000, what: "the relay to initialize" });
+    const relay = await waitFor(() => Number(out.trim()) || undefined, {
+      timeoutMs: 30_000,
+      what: "the relay to initialize",
+    });
     reaper.track(relay);
-    await waitFor(async () => (await health(tmp.path)).clients === before + 1, { timeoutMs: 10_000, what: "the new client to count" });
+    await waitFor(async () => (await health(tmp.path)).clients === before + 1, {
+      timeoutMs: 10_000,
+      what: "the new client to count",
+    });
     kill(nodeHost.pid!, "SIGKILL");
     await waitFor(() => !alive(relay), { timeoutMs: 10_000, what: "the relay to exit with its host" });
-    await waitFor(async () => (await health(tmp.path)).clients === before, { timeoutMs: 30_000, what: "the service to count one client less" });
+    await waitFor(async () => (await health(tmp.path)).clients === before, {
+      timeoutMs: 30_000,
+      what: "the service to count one client less",
+    });
   });
 });
 
@@ -147,7 +167,14 @@ describe("standalone: idle shutdown and a stale endpoint", () => {
     await new Promise((r) => dead.once("exit", r));
     writeFileSync(
       path.join(tmp.path, ".serve", "endpoint"),
-      JSON.stringify({ url: "http://127.0.0.1:9/mcp", token: "x".repeat(40), pid: dead.pid, started_at: new Date().toISOString(), version: "0", host_launched: true }),
+      JSON.stringify({
+        url: "http://127.0.0.1:9/mcp",
+        token: "x".repeat(40),
+        pid: dead.pid,
+        started_at: new Date().toISOString(),
+        version: "0",
+        host_launched: true,
+      }),
     );
     const s = await connectServe(tmp.path);
     reaper.track(s.pid);

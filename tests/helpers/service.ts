@@ -10,9 +10,19 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { root } from "./hermit.ts";
 import { allProcesses, cmdline } from "./procs.ts";
 
-export const memoryServer = path.join(root, "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js");
+export const memoryServer = path.join(
+  root,
+  "node_modules",
+  "@modelcontextprotocol",
+  "server-memory",
+  "dist",
+  "index.js",
+);
 
-export function writeStandaloneAdapter(dir: string, opts: { hostLaunch?: boolean; idle?: number; name?: string } = {}): void {
+export function writeStandaloneAdapter(
+  dir: string,
+  opts: { hostLaunch?: boolean; idle?: number; name?: string } = {},
+): void {
   writeFileSync(
     path.join(dir, "hermit.yaml"),
     `name: ${opts.name ?? "shared"}

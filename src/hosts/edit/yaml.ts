@@ -1,0 +1,136 @@
+/**
+ * Editing one entry of a YAML file (Hermes's `config.yaml`) in place. The `yaml` package's
+ * Document API finds the offsets; the text is spliced here a whole line block at a time, so
+ * comments, quoting, flow styles and key order elsewhere stay byte for byte, and removing an entry
+ * is the exact inverse of adding it. Block mappings only: a flow mapping (`{…}`) with entries is
+ * left to the user.
+ */
+import { isMap, isScalar, type Node, type Pair, parseDocument, stringify, type YAMLMap } from "yaml";
+import type { Found, Json, JsonObject } from "./json.ts";
+import {
+  appendBlock,
+  detectEol,
+  detectIndentUnit,
+  EditError,
+  indentAt,
+  insertLines,
+  lineEnd,
+  lineStart,
+  removeLines,
+  trimEnd,
+} from "./lines.ts";
+
+function parse(text: string, file: string): YAMLMap | undefined {
+  const doc = parseDocument(text, { keepSourceTokens: false });
+  if (doc.errors.length) throw new EditError(`${file} is not valid YAML (${doc.errors[0].message.split("\n")[0]})`);
+  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return undefined;
+  if (!isMap(doc.contents)) throw new EditError(`${file} does not hold a YAML mapping`);
+  return doc.contents;
+}
+
+function pairOf(map: YAMLMap, key: string): Pair<Node, Node | null> | undefined {
+  return (map.items as Pair<Node, Node | null>[]).findLast((p) => isScalar(p.key) && String(p.key.value) === key);
+}
+
+/** The lines a pair takes: from its key's line start to the end of its value's last line. */
+function region(text: string, pair: Pair<Node, Node | null>): [number, number] {
+  const start = lineStart(text, pair.key.range![0]);
+  const valueEnd = pair.value?.range ? pair.value.range[1] : pair.key.range![1];
+  return [start, lineEnd(text, trimEnd(text, start, valueEnd))];
+}
+
+function walk(text: string, path: string[], file: string) {
+  let map = parse(text, file);
+  const pairs: Pair<Node, Node | null>[] = [];
+  for (let i = 0; map && i < path.length; i++) {
+    const pair = pairOf(map, path[i]);
+    if (!pair) return { pairs, map, depth: i };
+    pairs.push(pair);
+    if (i === path.length - 1) break;
+    if (pair.value !== null && !isMap(pair.value) && !(isScalar(pair.value) && pair.value.value === null)) {
+      throw new EditError(`${file}: ${path.slice(0, i + 1).join(".")} is not a mapping; hermit will not replace it`);
+    }
+    map = isMap(pair.value) ? pair.value : undefined;
+  }
+  return { pairs, map, depth: pairs.length };
+}
+
+export function readYaml(text: string, path: string[], file = "file"): Found {
+  const { pairs } = walk(text, path, file);
+  if (pairs.length < path.length) return { found: false };
+  const pair = pairs[pairs.length - 1];
+  const [from, to] = region(text, pair);
+  return { found: true, value: pair.value ? pair.value.toJSON() : null, raw: text.slice(from, to) };
+}
+
+/** Set `path` to `value`; `containers` collects the mappings that had to be created. */
+export function setYaml(text: string, path: string[], value: Json, containers: string[][], file = "file"): string {
+  const eol = detectEol(text);
+  const unit = detectIndentUnit(text);
+  const { pairs, map, depth } = walk(text, path, file);
+  const missing = path.slice(depth);
+  for (let j = depth + 1; j < path.length; j++) containers.push(path.slice(0, j));
+  if (missing.length === 0) {
+    const pair = pairs[pairs.length - 1];
+    const [from, to] = region(text, pair);
+    const indent = indentAt(text, pair.key.range![0]);
+    return text.slice(0, from) + renderPair(path[path.length - 1], value, indent, unit, eol) + text.slice(to);
+  }
+  const nested = missing.slice(1).reduceRight<Json>((v, k) => ({ [k]: v }), value);
+  if (depth === 0) {
+    if (path.length > 1) containers.unshift(path.slice(0, 1));
+    return appendBlock(text, renderPair(missing[0], nested, "", unit, eol).split(eol), eol);
+  }
+  const parent = pairs[depth - 1];
+  if (map && map.flow) {
+    if (map.items.length) throw new EditError(`${file}: ${path.slice(0, depth).join(".")} is a flow mapping ({…}); write it as a block mapping first`);
+    // `key: {}`: becomes a block mapping; the exact text is given back by `restoreYaml`.
+  }
+  const items = map?.items as Pair<Node, Node | null>[] | undefined;
+  if (items?.length && !map!.flow) {
+    const last = items[items.length - 1];
+    const indent = indentAt(text, last.key.range![0]);
+    return insertLines(text, region(text, last)[1], renderPair(missing[0], nested, indent, unit, eol).split(eol), eol, false);
+  }
+  const [from, to] = region(text, parent);
+  const indent = indentAt(text, parent.key.range![0]);
+  const head = `${indent}${keyText(path[depth - 1])}:`;
+  const body = renderPair(missing[0], nested, indent + unit, unit, eol);
+  return text.slice(0, from) + head + eol + body + text.slice(to);
+}
+
+/** Put back `raw`, the pair's text as it was, in place of the pair at `path`. */
+export function restoreYaml(text: string, path: string[], raw: string, file = "file"): string {
+  const { pairs } = walk(text, path, file);
+  if (pairs.length < path.length) return text;
+  const [from, to] = region(text, pairs[pairs.length - 1]);
+  return text.slice(0, from) + raw + text.slice(to);
+}
+
+/** Remove the pair at `path`; a top-level pair goes with the blank line `setYaml` put before it. */
+export function removeYaml(text: string, path: string[], file = "file"): string {
+  const { pairs } = walk(text, path, file);
+  if (pairs.length < path.length) return text;
+  const [from, to] = region(text, pairs[pairs.length - 1]);
+  return removeLines(text, from, to, path.length === 1);
+}
+
+/** True when the mapping at `path` is there and holds nothing. */
+export function yamlEmpty(text: string, path: string[], file = "file"): boolean {
+  const found = readYaml(text, path, file);
+  return found.found && (found.value === null || (typeof found.value === "object" && Object.keys(found.value as object).length === 0));
+}
+
+function keyText(key: string): string {
+  return stringify(key).trimEnd();
+}
+
+/** `key:` and the value as a block, every line indented by `indent`. */
+export function renderPair(key: string, value: Json, indent: string, unit: string, eol: string): string {
+  const isObject = value !== null && typeof value === "object" && !Array.isArray(value);
+  if (!isObject || Object.keys(value as JsonObject).length === 0) {
+    return `${indent}${keyText(key)}: ${stringify(value, { collectionStyle: "flow" }).trimEnd()}`;
+  }
+  const body = stringify(value, { indent: unit === "\t" ? 2 : unit.length, lineWidth: 0 }).trimEnd();
+  return [`${indent}${keyText(key)}:`, ...body.split("\n").map((l) => indent + unit + l)].join(eol);
+}

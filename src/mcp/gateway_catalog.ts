@@ -1,0 +1,124 @@
+/**
+ * The gateway's tool catalog: for each name in `exports.tools` (in that order) the one thing that
+ * provides it right now — a command tool or an upstream tool after its filter and rename — with
+ * its trust, read-only flag and description-scan findings. Names provided twice are served by
+ * neither (fail closed). Also why an exported name is missing, for the self-check.
+ */
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { sanitizeValue } from "../gates/sanitize.ts";
+import { type ScanFinding, scanTool } from "../gates/scan.ts";
+import type { Refusal } from "../gates/screen_manifest.ts";
+import type { CommandTool, Manifest, Trust } from "../manifest/types.ts";
+import { commandToolDefinition } from "./command_tool.ts";
+import type { UpstreamConnection } from "./upstream.ts";
+
+export interface CatalogEntry {
+  name: string;
+  tool: Tool;
+  source: { kind: "command"; tool: CommandTool } | { kind: "upstream"; server: string; raw: string };
+  readOnly: boolean;
+  trust: Trust;
+  findings: ScanFinding[];
+}
+
+export interface CatalogSources {
+  manifest: Manifest;
+  commandTools: ReadonlyMap<string, CommandTool>;
+  upstreams: ReadonlyMap<string, UpstreamConnection>;
+  refusals: readonly Refusal[];
+  safeMode: boolean;
+}
+
+export class Catalog {
+  readonly #src: CatalogSources;
+  readonly #scanned = new Map<string, ScanFinding[]>();
+  readonly #report: (where: string, findings: ScanFinding[]) => void;
+  readonly #collision: (name: string, sources: string[]) => void;
+
+  constructor(
+    src: CatalogSources,
+    report: (where: string, findings: ScanFinding[]) => void,
+    collision: (name: string, sources: string[]) => void,
+  ) {
+    this.#src = src;
+    this.#report = report;
+    this.#collision = collision;
+  }
+
+  entries(): CatalogEntry[] {
+    const out: CatalogEntry[] = [];
+    for (const name of this.#src.manifest.exports.tools) {
+      const found = this.sourcesOf(name);
+      if (found.length === 1) out.push(found[0]);
+      else if (found.length > 1) this.#collision(name, found.map(describe));
+    }
+    return out;
+  }
+
+  find(name: string): CatalogEntry | undefined {
+    return this.entries().find((e) => e.name === name);
+  }
+
+  sourcesOf(name: string): CatalogEntry[] {
+    const found: CatalogEntry[] = [];
+    const cmd = this.#src.commandTools.get(name);
+    if (cmd) {
+      found.push({
+        name,
+        tool: commandToolDefinition(cmd),
+        source: { kind: "command", tool: cmd },
+        readOnly: cmd.readOnly,
+        trust: "full",
+        findings: [],
+      });
+    }
+    for (const u of this.#src.upstreams.values()) {
+      for (const t of u.tools) {
+        if (t.exported !== name) continue;
+        found.push({
+          name,
+          tool: sanitizeValue({ ...t.tool, name }) as Tool,
+          source: { kind: "upstream", server: u.name, raw: t.raw },
+          readOnly: t.tool.annotations?.readOnlyHint === true,
+          trust: u.config.trust,
+          findings: this.#scan(u.name, t.tool),
+        });
+      }
+    }
+    return found;
+  }
+
+  #scan(server: string, tool: Tool): ScanFinding[] {
+    const key = `${server}\u0000${JSON.stringify(tool)}`;
+    let findings = this.#scanned.get(key);
+    if (!findings) {
+      findings = scanTool(tool);
+      this.#scanned.set(key, findings);
+      this.#report(`mcp_servers.${server}`, findings);
+    }
+    return findings;
+  }
+
+  /** Why an exported name is not served. */
+  whyMissing(name: string): string {
+    if (this.#src.safeMode) return "safe mode is on";
+    const refusal = this.#src.refusals.find((r) => r.where === `tools.${name}`);
+    if (refusal) return refusal.reason;
+    if (this.sourcesOf(name).length > 1) return "more than one source provides it";
+    const down = [...this.#src.upstreams.values()].filter((u) => u.state !== "connected");
+    if (down.length) {
+      return `not offered by a running server; ${
+        down.map((u) => `mcp_servers.${u.name} is ${u.state}${u.lastError ? ` (${u.lastError})` : ""}`).join(
+          "; ",
+        )
+      }`;
+    }
+    return "no command tool defines it and no upstream server offers it";
+  }
+}
+
+function describe(e: CatalogEntry): string {
+  return e.source.kind === "command"
+    ? `tools.${e.name}`
+    : `mcp_servers.${e.source.server} ('${e.source.raw}')`;
+}

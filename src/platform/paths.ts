@@ -1,0 +1,22 @@
+/**
+ * Where hermit keeps its own state (the schema cache, OAuth tokens): `HERMIT_HOME` when set, else
+ * the platform's place for application state — `$XDG_STATE_HOME/hermit` (default
+ * `~/.local/state/hermit`) on Linux, `~/Library/Application Support/hermit` on macOS,
+ * `%LOCALAPPDATA%\hermit` on Windows. Pure: platform and environment in, path out.
+ */
+import path from "node:path";
+
+export function stateDir(
+  platform: NodeJS.Platform,
+  env: Readonly<Record<string, string | undefined>>,
+  home: string,
+): string {
+  if (env.HERMIT_HOME) return env.HERMIT_HOME;
+  if (platform === "win32") {
+    const local = env.LOCALAPPDATA ??
+      (env.USERPROFILE ? path.win32.join(env.USERPROFILE, "AppData", "Local") : home);
+    return path.win32.join(local, "hermit");
+  }
+  if (platform === "darwin") return path.posix.join(home, "Library", "Application Support", "hermit");
+  return path.posix.join(env.XDG_STATE_HOME || path.posix.join(home, ".local", "state"), "hermit");
+}

@@ -1,0 +1,324 @@
+/**
+ * Trust tiers (gate 5) and server-to-client requests (gate 6) end to end, through the compiled
+ * binary and a real MCP client, against the hostile fixture server marked `trust: untrusted`:
+ * a write tool is refused when the host cannot elicit, runs only after an accept whose answer is
+ * yes, and is refused after a decline, a "no", a cancel, a timeout or an error; a read-only tool
+ * needs no approval; `hermit call` asks at a TTY and refuses without one. Sampling is forwarded
+ * with maxTokens clamped and refused past the rate limit and the tool-round cap; form-mode
+ * elicitation is forwarded, URL mode never reaches the host.
+ */
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import process from "node:process";
+import { after, before, describe, it } from "node:test";
+import {
+  CreateMessageRequestSchema,
+  type CreateMessageResult,
+  type ElicitRequest,
+  ElicitRequestSchema,
+  type ElicitResult,
+} from "@modelcontextprotocol/sdk/types.js";
+import { writeGatesAdapter } from "../helpers/gates.ts";
+import { hermitBin, runHermit } from "../helpers/hermit.ts";
+import { connectServe, type HermitSession, textOf } from "../helpers/mcp.ts";
+import { Reaper, waitFor } from "../helpers/procs.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const tags = (s: string) => [...s].map((c) => String.fromCodePoint(0xE0000 + c.codePointAt(0)!)).join("");
+const NO_ELICITATION =
+  "refused: write_note on the untrusted server 'hostile' needs the user's approval and this client cannot ask the user for approval (no elicitation support); it was NOT run. Do not retry without explicit user direction.";
+
+function setup(tmp: { path: string }): { dir: string; log: string; env: Record<string, string> } {
+  const dir = writeGatesAdapter(path.join(tmp.path, "gates"), {
+    trust: "untrusted",
+    sampling: "{ max_rpm: 3, max_tokens_cap: 64 }",
+    elicitation: "{ timeout: 3 }",
+  });
+  const log = path.join(tmp.path, "writes.log");
+  return { dir, log, env: { ...process.env as Record<string, string>, HOSTILE_LOG: log, DECLARED_SRC: "x" } };
+}
+
+const written = (log: string) => (existsSync(log) ? readFileSync(log, "utf8") : "");
+
+describe("trust: a host without elicitation", () => {
+  const tmp = tempDir("hermit-trust-");
+  const reaper = new Reaper();
+  let s: HermitSession;
+  let ctx: ReturnType<typeof setup>;
+
+  before(async () => {
+    ctx = setup(tmp);
+    s = await connectServe(ctx.dir, { cwd: tmp.path, env: ctx.env });
+    reaper.track(s.pid);
+  });
+  after(async () => {
+    await s?.close();
+    await reaper.reap();
+    tmp.cleanup();
+  });
+
+  it("refuses the write tool, which never runs", async () => {
+    const r = await s.client.callTool({ name: "write_note", arguments: { text: "no" } });
+    assert.equal(r.isError, true);
+    assert.equal(textOf(r), NO_ELICITATION);
+    assert.equal(written(ctx.log), "");
+    assert.match(s.stderr(), /refused: write_note on untrusted mcp_servers\.hostile: approval unavailable/);
+  });
+
+  it("refuses a tool without annotations (no readOnlyHint: true)", async () => {
+    const r = await s.client.callTool({ name: "write_unannotated", arguments: { text: "no" } });
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /^refused: write_unannotated on the untrusted server 'hostile'/);
+    assert.equal(written(ctx.log), "");
+  });
+
+  it("runs a read-only tool without asking", async () => {
+    const r = await s.client.callTool({ name: "read_note", arguments: {} });
+    assert.equal(r.isError, undefined);
+  });
+
+  it("declines the upstream's sampling and elicitation (the host supports neither)", async () => {
+    const sampled = await s.client.callTool({ name: "ask_sampling", arguments: {} });
+    assert.equal(sampled.isError, true);
+    assert.match(textOf(sampled), /sampling refused: the host does not support sampling/);
+    const elicited = await s.client.callTool({ name: "ask_elicitation", arguments: {} });
+    assert.equal(textOf(elicited), 'elicited: {"action":"decline"}');
+  });
+});
+
+describe("trust: a host with elicitation and sampling", () => {
+  const tmp = tempDir("hermit-trust-");
+  const reaper = new Reaper();
+  let s: HermitSession;
+  let ctx: ReturnType<typeof setup>;
+  const asked: ElicitRequest["params"][] = [];
+  let answer: (p: ElicitRequest["params"], signal: AbortSignal) => Promise<ElicitResult> = () =>
+    Promise.reject(new Error("no answer set"));
+  const sampled: { maxTokens: number }[] = [];
+
+  before(async () => {
+    ctx = setup(tmp);
+    s = await connectServe(ctx.dir, {
+      cwd: tmp.path,
+      env: ctx.env,
+      capabilities: { elicitation: {}, sampling: {} },
+      setup: (client) => {
+        client.setRequestHandler(ElicitRequestSchema, (req, extra) => {
+          asked.push(req.params);
+          return answer(req.params, extra.signal);
+        });
+        client.setRequestHandler(CreateMessageRequestSchema, (req): CreateMessageResult => {
+          sampled.push({ maxTokens: req.params.maxTokens });
+          return {
+            role: "assistant",
+            model: "test-model",
+            content: { type: "text", text: `hi${tags("leak")}` },
+          };
+        });
+      },
+    });
+    reaper.track(s.pid);
+  });
+  after(async () => {
+    await s?.close();
+    await reaper.reap();
+    tmp.cleanup();
+  });
+
+  const write = async (text: string) => {
+    const before = asked.length;
+    const r = await s.client.callTool({ name: "write_note", arguments: { text } }, undefined, {
+      timeout: 60_000,
+    });
+    assert.equal(asked.length, before + 1, "exactly one approval was asked");
+    return r;
+  };
+
+  it("asks, naming the server and the tool and saying it may modify external state; runs after yes", async () => {
+    answer = () => Promise.resolve({ action: "accept", content: { approve: true } });
+    const r = await write("approved-1");
+    assert.equal(r.isError, undefined, textOf(r));
+    assert.equal(textOf(r), "wrote approved-1");
+    assert.equal(written(ctx.log), "approved-1\n");
+    const q = asked.at(-1)!;
+    assert.equal(
+      q.message,
+      "The untrusted MCP server 'hostile' wants to run the tool 'write_note', which may modify external state.\n" +
+        'Arguments: {"text":"approved-1"}\nAllow this call?',
+    );
+    assert.deepEqual(
+      Object.keys((q as { requestedSchema: { properties: object } }).requestedSchema.properties),
+      ["approve"],
+    );
+  });
+
+  it("the answer counts, not the button: accept with approve: false is refused", async () => {
+    answer = () => Promise.resolve({ action: "accept", content: { approve: false } });
+    const r = await write("accepted-but-no");
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /needs the user's approval and the user declined it; it was NOT run/);
+  });
+
+  it("refused after a decline", async () => {
+    answer = () => Promise.resolve({ action: "decline" });
+    const r = await write("declined");
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /the user declined it; it was NOT run/);
+  });
+
+  it("refused after a cancel", async () => {
+    answer = () => Promise.resolve({ action: "cancel" });
+    const r = await write("cancelled");
+    assert.match(textOf(r), /the approval was cancelled or timed out; it was NOT run/);
+  });
+
+  it("refused when no answer comes within elicitation.timeout", async () => {
+    answer = (_p, signal) =>
+      new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted"))));
+    const t0 = Date.now();
+    const r = await write("timed-out");
+    assert.match(textOf(r), /the approval was cancelled or timed out; it was NOT run/);
+    assert.ok(Date.now() - t0 >= 2500, "waited for the 3 s timeout");
+  });
+
+  it("refused when the approval path fails (the host errors, or answers off-schema)", async () => {
+    answer = () => Promise.reject(new Error("the host's prompt crashed"));
+    assert.match(textOf(await write("errored")), /asking for approval failed .*; it was NOT run/);
+    answer = () => Promise.resolve({ action: "accept", content: { approve: "yes" } as never });
+    assert.match(textOf(await write("off-schema")), /asking for approval failed .*; it was NOT run/);
+  });
+
+  it("nothing refused ever ran", () => {
+    assert.equal(written(ctx.log), "approved-1\n");
+  });
+
+  it("a read-only tool on the untrusted server needs no approval", async () => {
+    const before = asked.length;
+    const r = await s.client.callTool({ name: "read_note", arguments: {} });
+    assert.equal(textOf(r), "approved-1\n");
+    assert.equal(asked.length, before);
+  });
+
+  it("sampling is forwarded with maxTokens clamped to max_tokens_cap, the answer sanitized", async () => {
+    const r = await s.client.callTool({ name: "ask_sampling", arguments: { maxTokens: 5000 } });
+    assert.equal(r.isError, undefined, textOf(r));
+    assert.deepEqual(sampled, [{ maxTokens: 64 }]);
+    assert.equal(
+      textOf(r),
+      'sampled: {"model":"test-model","role":"assistant","content":{"type":"text","text":"hi"}}',
+    );
+  });
+
+  it("sampling past max_tool_rounds is refused without reaching the host", async () => {
+    const r = await s.client.callTool({ name: "ask_sampling", arguments: { rounds: 6 } });
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /sampling refused: more than 5 tool rounds \(max_tool_rounds\)/);
+    assert.equal(sampled.length, 1);
+  });
+
+  it("sampling past max_rpm is refused", async () => {
+    for (let i = 0; i < 2; i++) {
+      const ok = await s.client.callTool({ name: "ask_sampling", arguments: { maxTokens: 10 } });
+      assert.equal(ok.isError, undefined, textOf(ok));
+    }
+    assert.equal(sampled.length, 3);
+    const r = await s.client.callTool({ name: "ask_sampling", arguments: {} });
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /sampling refused: more than 3 sampling requests a minute \(max_rpm\)/);
+    assert.equal(sampled.length, 3, "the host was not asked");
+  });
+
+  it("form-mode elicitation from the upstream is forwarded and the host's answer returned", async () => {
+    answer = (p) => {
+      assert.equal(p.message, "Your name?");
+      return Promise.resolve({ action: "accept", content: { name: "Ada" } });
+    };
+    const r = await s.client.callTool({ name: "ask_elicitation", arguments: {} });
+    assert.equal(textOf(r), 'elicited: {"action":"accept","content":{"name":"Ada"}}');
+  });
+
+  it("URL-mode elicitation never reaches the host", async () => {
+    const before = asked.length;
+    const r = await s.client.callTool({ name: "ask_elicitation", arguments: { mode: "url" } });
+    assert.doesNotMatch(textOf(r), /"action":"accept"/);
+    assert.equal(asked.length, before);
+  });
+});
+
+describe("trust: hermit call", () => {
+  const tmp = tempDir("hermit-trust-");
+  const reaper = new Reaper();
+  let ctx: ReturnType<typeof setup>;
+
+  before(() => {
+    ctx = setup(tmp);
+  });
+  after(async () => {
+    await reaper.reap();
+    tmp.cleanup();
+  });
+
+  it("without a TTY: refused, exit 4, not run", async () => {
+    const r = await runHermit(["call", ctx.dir, "write_note", "--args", '{"text":"call"}'], {
+      env: ctx.env,
+      timeoutMs: 60_000,
+    });
+    assert.equal(r.code, 4, r.stderr);
+    assert.equal(r.stdout, NO_ELICITATION + "\n");
+    assert.equal(written(ctx.log), "");
+  });
+
+  it("a read-only tool runs without a TTY", async () => {
+    const r = await runHermit(["call", ctx.dir, "read_note"], { env: ctx.env, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr);
+  });
+
+  // util-linux `script` gives hermit a terminal; without it there is nothing to test here
+  let hasScript = false;
+  try {
+    hasScript = execFileSync("script", ["--version"], { encoding: "utf8" }).includes("util-linux");
+  } catch { /* no script */ }
+
+  const atTty = async (text: string, reply: string) => {
+    const cmd = [hermitBin(), "call", ctx.dir, "write_note", "--args", `'${JSON.stringify({ text })}'`].join(
+      " ",
+    );
+    const child = spawn("script", ["-qec", cmd, "/dev/null"], {
+      env: ctx.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    reaper.track(child.pid);
+    let seen = "";
+    let replied = false;
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      seen += d;
+      if (!replied && seen.includes("[y/N]")) {
+        replied = true;
+        child.stdin.end(`${reply}\n`);
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    return { code, seen };
+  };
+
+  it("at a TTY: asks, runs after y (exit 0), refuses after n (exit 4)", {
+    skip: !hasScript && "util-linux script is not installed",
+  }, async () => {
+    const yes = await atTty("tty-yes", "y");
+    assert.equal(yes.code, 0, yes.seen);
+    assert.match(
+      yes.seen,
+      /The untrusted MCP server 'hostile' wants to run the tool 'write_note', which may modify external state/,
+    );
+    assert.match(yes.seen, /wrote tty-yes/);
+    const no = await atTty("tty-no", "n");
+    assert.equal(no.code, 4, no.seen);
+    assert.match(no.seen, /the user declined it; it was NOT run/);
+    await waitFor(() => written(ctx.log) === "tty-yes\n", {
+      timeoutMs: 5000,
+      what: "only the approved write in the log",
+    });
+  });
+});
