@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import process from "node:process";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, LoggingLevel, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { messageOf } from "../errors.ts";
 import { SAFE_MODE_NOTICE, safeMode } from "../gates/safe_mode.ts";
 import { sanitizeErrorMessage, sanitizeResult } from "../gates/sanitize.ts";
@@ -24,7 +24,7 @@ import { stateDir } from "../platform/paths.ts";
 import { CommandRefused, type CommandToolContext, runCommandTool } from "./command_tool.ts";
 import { Catalog, type CatalogEntry } from "./gateway_catalog.ts";
 import { ContentRouter } from "./gateway_content.ts";
-import { askApproval, type CallContext, ServerRequests } from "./gateway_requests.ts";
+import { askApproval, type CallContext, ServerRequests, type SessionPeer } from "./gateway_requests.ts";
 import { SchemaCache } from "./schema_cache.ts";
 import { UpstreamConnection, type UpstreamOwner } from "./upstream.ts";
 import { type Clock, realClock } from "./upstream_lifecycle.ts";
@@ -71,6 +71,8 @@ export class Gateway implements UpstreamOwner {
   readonly #opts: GatewayOptions;
   readonly #env: Readonly<Record<string, string | undefined>>;
   readonly #listeners = new Set<(kind: ChangeKind) => void>();
+  /** The host sessions attached right now (for log messages and resource updates). */
+  readonly #sessions = new Set<SessionPeer>();
   readonly #reported = new Set<string>();
 
   constructor(manifest: Manifest, opts: GatewayOptions = {}) {
@@ -139,6 +141,23 @@ export class Gateway implements UpstreamOwner {
     await Promise.all([...this.upstreams.values()].map((u) => u.stop()));
   }
 
+  /** A host session starts using the gateway; the returned function detaches it. */
+  attach(peer: SessionPeer): () => void {
+    this.#sessions.add(peer);
+    return () => {
+      this.#sessions.delete(peer);
+      this.content.forget(peer);
+    };
+  }
+
+  /** `logging/setLevel` from a host: remembered for that session and passed to the upstreams that log. */
+  async setLogLevel(peer: SessionPeer, level: LoggingLevel): Promise<void> {
+    peer.logLevel = level;
+    await Promise.all([...this.upstreams.values()].filter((u) => u.capabilities?.logging && u.state === "connected").map((u) =>
+      u.withClient((c) => c.setLoggingLevel(level)).catch(() => {})
+    ));
+  }
+
   onChange(listener: (kind: ChangeKind) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
@@ -177,8 +196,14 @@ export class Gateway implements UpstreamOwner {
     if (this.manifest.exports.tools.length > 0) caps.tools = { listChanged: true };
     const backed = (allow: "resources" | "prompts") =>
       [...this.upstreams.values()].some((u) => u.config[allow] && u.capabilities?.[allow]);
-    if (backed("resources")) caps.resources = { listChanged: true };
+    if (backed("resources")) {
+      const subscribe = [...this.upstreams.values()].some((u) => u.config.resources && u.capabilities?.resources?.subscribe);
+      caps.resources = subscribe ? { listChanged: true, subscribe: true } : { listChanged: true };
+    }
     if (backed("prompts")) caps.prompts = { listChanged: true };
+    const any = (cap: "logging" | "completions") => [...this.upstreams.values()].some((u) => u.capabilities?.[cap]);
+    if (any("logging")) caps.logging = {};
+    if (any("completions")) caps.completions = {};
     return caps;
   }
 
@@ -315,6 +340,10 @@ export class Gateway implements UpstreamOwner {
     signal: AbortSignal,
   ): Promise<unknown> {
     return this.requests.handle(server, method, params, signal);
+  }
+  onNotification(server: string, method: string, params: Record<string, unknown>): void {
+    if (method === "notifications/resources/updated") this.content.updated(params);
+    else this.requests.route(server, method, params, this.#sessions);
   }
 }
 

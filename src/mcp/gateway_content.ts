@@ -6,6 +6,8 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type {
+  CompleteRequest,
+  CompleteResult,
   GetPromptResult,
   ListPromptsResult,
   ListResourcesResult,
@@ -17,6 +19,7 @@ import { sanitizeContents, sanitizeErrorMessage, sanitizeValue } from "../gates/
 import { messageOf } from "../errors.ts";
 import { scanPrompt } from "../gates/scan.ts";
 import { log } from "../log.ts";
+import type { SessionPeer } from "./gateway_requests.ts";
 import type { UpstreamConnection } from "./upstream.ts";
 import { MAX_LIST_PAGES } from "./upstream_tools.ts";
 
@@ -27,6 +30,8 @@ export class ContentRouter {
   readonly #resourceOwner = new Map<string, string>();
   readonly #promptOwner = new Map<string, string>();
   readonly #warned = new Set<string>();
+  /** uri → the host sessions subscribed to it (each upstream gets one subscription per uri). */
+  readonly #subscribers = new Map<string, Set<SessionPeer>>();
 
   constructor(upstreams: () => Iterable<UpstreamConnection>) {
     this.#upstreams = upstreams;
@@ -143,6 +148,66 @@ export class ContentRouter {
     } catch (err) {
       throw cleanError(err);
     }
+  }
+
+  /** `completion/complete`: to the owner of the prompt, or to a server that completes resource templates. */
+  async complete(params: CompleteRequest["params"]): Promise<CompleteResult> {
+    const ref = params.ref as { type: string; name?: string; uri?: string };
+    if (ref.type === "ref/prompt" && ref.name && !this.#promptOwner.has(ref.name)) await this.listPrompts();
+    const owner = ref.type === "ref/prompt" ? this.#promptOwner.get(ref.name ?? "") : undefined;
+    const candidates = [...this.#upstreams()].filter((u) => u.capabilities?.completions && (!owner || u.name === owner));
+    let lastError: unknown;
+    for (const u of candidates) {
+      try {
+        return sanitizeValue(await u.withClient((c) => c.complete(params)));
+      } catch (err) {
+        lastError = err;
+      }
+    }
+    if (lastError) throw cleanError(lastError);
+    return { completion: { values: [], hasMore: false } };
+  }
+
+  /** `resources/subscribe` for one host session; the owning upstream is subscribed once. */
+  async subscribe(uri: string, peer: SessionPeer): Promise<void> {
+    const subs = this.#subscribers.get(uri) ?? new Set();
+    if (subs.size === 0) {
+      const owner = await this.#ownerOf(uri);
+      await owner.withClient((c) => c.subscribeResource({ uri })).catch((err) => {
+        throw cleanError(err);
+      });
+    }
+    subs.add(peer);
+    this.#subscribers.set(uri, subs);
+  }
+
+  async unsubscribe(uri: string, peer: SessionPeer): Promise<void> {
+    const subs = this.#subscribers.get(uri);
+    if (!subs?.delete(peer) || subs.size > 0) return;
+    this.#subscribers.delete(uri);
+    const owner = await this.#ownerOf(uri).catch(() => undefined);
+    await owner?.withClient((c) => c.unsubscribeResource({ uri })).catch(() => {});
+  }
+
+  /** A session is gone: drop its subscriptions. */
+  forget(peer: SessionPeer): void {
+    for (const uri of [...this.#subscribers.keys()]) void this.unsubscribe(uri, peer);
+  }
+
+  /** `notifications/resources/updated` from an upstream, to the sessions subscribed to that uri. */
+  updated(params: Record<string, unknown>): void {
+    const subs = this.#subscribers.get(String(params.uri));
+    const clean = sanitizeValue(params);
+    for (const peer of subs ?? []) void peer.notify("notifications/resources/updated", clean).catch(() => {});
+  }
+
+  async #ownerOf(uri: string): Promise<UpstreamConnection> {
+    if (!this.#resourceOwner.has(uri)) await this.listResources();
+    const serving = this.#serving("resources");
+    const owner = serving.find((u) => u.name === this.#resourceOwner.get(uri)) ??
+      serving.find((u) => u.capabilities?.resources?.subscribe);
+    if (!owner) throw new McpError(ErrorCode.InvalidParams, `no server offers resource ${uri}`);
+    return owner;
   }
 
   #warnOnce(key: string, message: string): void {

@@ -12,7 +12,9 @@ import {
   type ElicitRequest,
   type ElicitResult,
   ErrorCode,
+  type LoggingLevel,
   McpError,
+  type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import { messageOf } from "../errors.ts";
 import { checkElicitation, checkSampling, RateWindow } from "../gates/sampling.ts";
@@ -21,22 +23,28 @@ import { type ApprovalOutcome, approvalRequest, readApproval, refusalText } from
 import { log } from "../log.ts";
 import type { Upstream } from "../manifest/types.ts";
 
+/** Routing for a message towards a host: on the stream of the host request it belongs to. */
+export interface Related {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  relatedRequestId?: RequestId;
+}
+
 /** A host session as the gateway sees it. */
 export interface SessionPeer {
   id: string;
   clientCapabilities(): ClientCapabilities | undefined;
-  elicit(
-    params: ElicitRequest["params"],
-    opts: { timeoutMs: number; signal?: AbortSignal },
-  ): Promise<ElicitResult>;
-  createMessage(
-    params: CreateMessageRequest["params"],
-    opts: { timeoutMs: number; signal?: AbortSignal },
-  ): Promise<CreateMessageResult>;
+  /** The log level the host asked for (`logging/setLevel`), if it did. */
+  logLevel?: LoggingLevel;
+  elicit(params: ElicitRequest["params"], opts: Related): Promise<ElicitResult>;
+  createMessage(params: CreateMessageRequest["params"], opts: Related): Promise<CreateMessageResult>;
+  notify(method: string, params: Record<string, unknown>, relatedRequestId?: RequestId): Promise<void>;
 }
 
 export interface CallContext {
   session?: SessionPeer;
+  /** The host's request id, so what the call causes travels on that request's stream. */
+  requestId?: RequestId;
   signal?: AbortSignal;
   onprogress?: (p: { progress: number; total?: number; message?: string }) => void;
   /** Ask for approval some other way (a TTY prompt for `hermit call`). */
@@ -67,6 +75,7 @@ export async function askApproval(
         await ctx.session!.elicit(question, {
           timeoutMs: u.elicitation.timeoutSeconds * 1000,
           signal: ctx.signal,
+          relatedRequestId: ctx.requestId,
         }),
       );
     } else outcome = "unavailable";
@@ -108,19 +117,30 @@ export class ServerRequests {
     };
   }
 
-  /** The one session with calls in flight on `server`, if there is exactly one. */
-  #sessionFor(server: string): { session?: SessionPeer; ambiguous: boolean } {
-    const sessions = new Set(
-      [...(this.#inFlight.get(server)?.keys() ?? [])].map((c) => c.session).filter(Boolean),
-    );
-    if (sessions.size === 1) return { session: [...sessions][0], ambiguous: false };
+  /** The one session with calls in flight on `server` (and its latest call), if there is exactly one. */
+  #sessionFor(server: string): { session?: SessionPeer; call?: CallContext; ambiguous: boolean } {
+    const calls = [...(this.#inFlight.get(server)?.keys() ?? [])].filter((c) => c.session);
+    const sessions = new Set(calls.map((c) => c.session));
+    if (sessions.size === 1) return { session: calls[0].session, call: calls[calls.length - 1], ambiguous: false };
     return { ambiguous: sessions.size > 1 };
+  }
+
+  /**
+   * A notification from an upstream (a log message): to the session whose call is running on it,
+   * on that call's stream; when none is, to every session that asked for logs.
+   */
+  route(server: string, method: string, params: Record<string, unknown>, sessions: Iterable<SessionPeer>): void {
+    const clean = sanitizeValue(params);
+    const { session, call } = this.#sessionFor(server);
+    const targets = session ? [session] : [...sessions].filter((s) => s.logLevel !== undefined);
+    for (const s of targets) void s.notify(method, clean, session ? call?.requestId : undefined).catch(() => {});
   }
 
   async handle(server: string, method: string, params: unknown, signal: AbortSignal): Promise<unknown> {
     const config = this.#owner.upstreams.get(server)?.config;
     if (!config) throw new McpError(ErrorCode.InvalidRequest, "unknown server");
-    const { session, ambiguous } = this.#sessionFor(server);
+    const { session, call, ambiguous } = this.#sessionFor(server);
+    const relatedRequestId = call?.requestId;
     const why = ambiguous
       ? "calls from several host sessions are in flight, so the request cannot be attributed"
       : "no host session is waiting on this server";
@@ -136,7 +156,7 @@ export class ServerRequests {
         return { action: "decline" } satisfies ElicitResult;
       }
       try {
-        return await session!.elicit(p, { timeoutMs: config.elicitation.timeoutSeconds * 1000, signal });
+        return await session!.elicit(p, { timeoutMs: config.elicitation.timeoutSeconds * 1000, signal, relatedRequestId });
       } catch (err) {
         const timedOut = (err as { code?: number }).code === ErrorCode.RequestTimeout;
         return { action: timedOut ? "cancel" : "decline" } satisfies ElicitResult;
@@ -154,6 +174,7 @@ export class ServerRequests {
       const result = await session.createMessage(verdict.params, {
         timeoutMs: config.sampling.timeoutSeconds * 1000,
         signal,
+        relatedRequestId,
       });
       return sanitizeValue(result);
     }

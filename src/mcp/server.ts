@@ -1,13 +1,16 @@
 /**
  * One host session's MCP server in front of the gateway: tools (exactly the catalog), resources
- * and prompts when upstreams back them, progress notifications and cancellation passed through to
- * the running tool, and `list_changed` forwarded when the gateway's lists change. The session is
- * also the gateway's `SessionPeer`: approvals, elicitation and sampling for calls it made come
- * back through it.
+ * (with subscriptions), prompts, completion and logging when upstreams back them; progress
+ * notifications and cancellation passed through to the running tool; `list_changed` forwarded
+ * when the gateway's lists change. The session is also the gateway's `SessionPeer`: approvals,
+ * elicitation, sampling and log messages for its calls come back through it, on the stream of the
+ * request that caused them.
  */
+import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
@@ -15,8 +18,10 @@ import {
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
+  SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { randomUUID } from "node:crypto";
 import { VERSION } from "../version.ts";
 import { type Gateway, UnknownTool } from "./gateway.ts";
 import type { SessionPeer } from "./gateway_requests.ts";
@@ -24,7 +29,7 @@ import type { SessionPeer } from "./gateway_requests.ts";
 export interface SessionServer {
   server: Server;
   peer: SessionPeer;
-  /** Stop forwarding gateway changes to this session. */
+  /** Stop forwarding gateway changes to this session and detach it from the gateway. */
   detach(): void;
 }
 
@@ -40,62 +45,61 @@ export function createSessionServer(gateway: Gateway, id: string = randomUUID())
       server.elicitInput(params as Parameters<Server["elicitInput"]>[0], {
         timeout: opts.timeoutMs,
         signal: opts.signal,
+        relatedRequestId: opts.relatedRequestId,
       }),
     createMessage: (params, opts) =>
-      server.createMessage(params, { timeout: opts.timeoutMs, signal: opts.signal }),
+      server.createMessage(params, { timeout: opts.timeoutMs, signal: opts.signal, relatedRequestId: opts.relatedRequestId }),
+    notify: (method, params, relatedRequestId) =>
+      server.notification({ method, params } as Parameters<Server["notification"]>[0], { relatedRequestId }),
   };
+  const detachPeer = gateway.attach(peer);
 
   if (capabilities.tools) {
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: gateway.listTools() }));
     server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
       const token = req.params._meta?.progressToken;
-      const onprogress = token === undefined
-        ? undefined
-        : (p: { progress: number; total?: number; message?: string }) => {
-          void extra.sendNotification({
-            method: "notifications/progress",
-            params: { ...p, progressToken: token },
-          }).catch(() => {});
-        };
+      const onprogress = token === undefined ? undefined : (p: { progress: number; total?: number; message?: string }) => {
+        void extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken: token } }).catch(() => {});
+      };
       try {
         return await gateway.callTool(req.params.name, req.params.arguments ?? {}, {
           session: peer,
+          requestId: extra.requestId,
           signal: extra.signal,
           onprogress,
         });
       } catch (err) {
         // a plain error with a code: the SDK sends its message as is (McpError would prefix it)
-        if (err instanceof UnknownTool) {
-          throw Object.assign(new Error(err.message), { code: ErrorCode.InvalidParams });
-        }
+        if (err instanceof UnknownTool) throw Object.assign(new Error(err.message), { code: ErrorCode.InvalidParams });
         throw err;
       }
     });
   }
   if (capabilities.resources) {
     server.setRequestHandler(ListResourcesRequestSchema, () => gateway.content.listResources());
-    server.setRequestHandler(
-      ListResourceTemplatesRequestSchema,
-      () => gateway.content.listResourceTemplates(),
-    );
-    server.setRequestHandler(
-      ReadResourceRequestSchema,
-      (req) => gateway.content.readResource(req.params.uri),
-    );
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => gateway.content.listResourceTemplates());
+    server.setRequestHandler(ReadResourceRequestSchema, (req) => gateway.content.readResource(req.params.uri));
+    if (capabilities.resources.subscribe) {
+      server.setRequestHandler(SubscribeRequestSchema, async (req) => (await gateway.content.subscribe(req.params.uri, peer), {}));
+      server.setRequestHandler(UnsubscribeRequestSchema, async (req) => (await gateway.content.unsubscribe(req.params.uri, peer), {}));
+    }
   }
   if (capabilities.prompts) {
     server.setRequestHandler(ListPromptsRequestSchema, () => gateway.content.listPrompts());
-    server.setRequestHandler(
-      GetPromptRequestSchema,
-      (req) => gateway.content.getPrompt(req.params.name, req.params.arguments),
-    );
+    server.setRequestHandler(GetPromptRequestSchema, (req) => gateway.content.getPrompt(req.params.name, req.params.arguments));
+  }
+  if (capabilities.completions) {
+    server.setRequestHandler(CompleteRequestSchema, (req) => gateway.content.complete(req.params));
+  }
+  if (capabilities.logging) {
+    server.setRequestHandler(SetLevelRequestSchema, async (req) => (await gateway.setLogLevel(peer, req.params.level), {}));
   }
 
   let initialized = false;
   server.oninitialized = () => {
     initialized = true;
   };
-  const detach = gateway.onChange((kind) => {
+  const unsubscribe = gateway.onChange((kind) => {
     if (!initialized || !capabilities[kind]) return;
     const send = kind === "tools"
       ? server.sendToolListChanged()
@@ -104,5 +108,12 @@ export function createSessionServer(gateway: Gateway, id: string = randomUUID())
       : server.sendResourceListChanged();
     void send.catch(() => {});
   });
-  return { server, peer, detach };
+  return {
+    server,
+    peer,
+    detach: () => {
+      unsubscribe();
+      detachPeer();
+    },
+  };
 }

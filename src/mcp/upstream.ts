@@ -48,6 +48,8 @@ export interface UpstreamOwner {
   onStderrLine(server: string, line: string): void;
   /** Server-to-client requests (sampling, elicitation), answered by the gateway. */
   handleServerRequest(server: string, method: string, params: unknown, signal: AbortSignal): Promise<unknown>;
+  /** Log messages and resource updates from the server. */
+  onNotification(server: string, method: string, params: Record<string, unknown>): void;
 }
 
 export class UpstreamUnavailable extends Error {}
@@ -192,6 +194,7 @@ export class UpstreamConnection {
         onResourcesChanged: () => this.#owner.onResourcesChanged(this.name),
         request: (method, params, signal) =>
           this.#owner.handleServerRequest(this.name, method, params, signal),
+        notification: (method, params) => this.#owner.onNotification(this.name, method, params),
       });
       await client.connect(transport, { timeout: this.config.connectTimeoutSeconds * 1000 });
       this.#capabilities = client.getServerCapabilities();

@@ -9,8 +9,10 @@ import {
   type ClientCapabilities,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -23,6 +25,8 @@ export interface ClientHooks {
   onPromptsChanged(): void;
   onResourcesChanged(): void;
   request(method: string, params: unknown, signal: AbortSignal): Promise<unknown>;
+  /** Log messages and resource updates, passed on to hosts. */
+  notification(method: string, params: Record<string, unknown>): void;
 }
 
 export function newClient(u: Upstream, hooks: ClientHooks): Client {
@@ -39,6 +43,8 @@ export function newClient(u: Upstream, hooks: ClientHooks): Client {
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => hooks.onToolsChanged());
   client.setNotificationHandler(PromptListChangedNotificationSchema, () => hooks.onPromptsChanged());
   client.setNotificationHandler(ResourceListChangedNotificationSchema, () => hooks.onResourcesChanged());
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => hooks.notification(n.method, n.params));
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => hooks.notification(n.method, n.params));
   return client;
 }
 
