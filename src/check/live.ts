@@ -33,7 +33,14 @@ export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Find
   const [cmd, ...pre] = selfCommand();
   const transport = new GroupStdioTransport({
     command: cmd,
-    args: [...pre, "serve", m.dir, ...(opts.serveArgs ?? [])],
+    // a relay must not answer from its cache here: the health rule is about the real service
+    args: [
+      ...pre,
+      "serve",
+      m.dir,
+      ...(m.serve.lifecycle === "standalone" ? ["--no-warm-start"] : []),
+      ...(opts.serveArgs ?? []),
+    ],
     env: { ...(process.env as Record<string, string>), HERMIT_LOG: "info" },
     cwd: process.cwd(),
   });

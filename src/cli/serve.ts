@@ -49,6 +49,10 @@ export function registerServe(program: Command, setExit: SetExit): void {
       "relay to the service at this URL (token from --token-file or HERMIT_SERVE_TOKEN)",
     )
     .addOption(new Option("--host-launched", "started by a relay: stop after the idle period").hideHelp())
+    .addOption(
+      new Option("--no-warm-start", "relay: answer nothing before the service is up (check uses it)")
+        .hideHelp(),
+    )
     .action(async (dir, opts) => {
       const manifest = loadManifest(dir);
       if (opts.standalone) {
@@ -94,7 +98,9 @@ export function registerServe(program: Command, setExit: SetExit): void {
       }
       if (manifest.serve.lifecycle === "standalone") {
         const { relayToLocal } = await import("../service/relay_targets.ts");
-        return setExit(await relayToLocal(manifest, displayPath(manifest.dir) || "."));
+        return setExit(
+          await relayToLocal(manifest, displayPath(manifest.dir) || ".", opts.warmStart !== false),
+        );
       }
       const { serveStdio } = await import("../mcp/session.ts");
       setExit(await serveStdio(manifest));

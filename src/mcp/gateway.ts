@@ -6,11 +6,14 @@
  * entry path (stdio serve, the HTTP service, `hermit call`) calls `callTool` here.
  * Transport-agnostic: hosts are `SessionPeer`s.
  */
-import os from "node:os";
-import path from "node:path";
 import process from "node:process";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { CallToolResult, LoggingLevel, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type {
+  CallToolResult,
+  LoggingLevel,
+  ServerCapabilities,
+  Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import { messageOf } from "../errors.ts";
 import { SAFE_MODE_NOTICE, safeMode } from "../gates/safe_mode.ts";
 import { sanitizeErrorMessage, sanitizeResult } from "../gates/sanitize.ts";
@@ -20,12 +23,11 @@ import { needsApproval } from "../gates/trust.ts";
 import { log } from "../log.ts";
 import { contextFrom } from "../manifest/interpolate.ts";
 import type { CommandTool, Manifest, Upstream } from "../manifest/types.ts";
-import { stateDir } from "../platform/paths.ts";
 import { CommandRefused, type CommandToolContext, runCommandTool } from "./command_tool.ts";
 import { Catalog, type CatalogEntry } from "./gateway_catalog.ts";
 import { ContentRouter } from "./gateway_content.ts";
 import { askApproval, type CallContext, ServerRequests, type SessionPeer } from "./gateway_requests.ts";
-import { SchemaCache } from "./schema_cache.ts";
+import { defaultSchemaCache, type SchemaCache } from "./schema_cache.ts";
 import { UpstreamConnection, type UpstreamOwner } from "./upstream.ts";
 import { type Clock, realClock } from "./upstream_lifecycle.ts";
 import { buildTransport, type BuiltTransport } from "./upstream_transport.ts";
@@ -82,7 +84,7 @@ export class Gateway implements UpstreamOwner {
     this.clock = opts.clock ?? realClock;
     const platform = opts.platform ?? process.platform;
     this.schemaCache = opts.schemaCache === null ? undefined : opts.schemaCache ??
-      new SchemaCache(path.join(stateDir(platform, this.#env, os.homedir()), "schema-cache"));
+      defaultSchemaCache(platform, this.#env);
     this.safeMode = safeMode(this.#env);
     this.refusals = screenManifest(manifest);
     this.requests = new ServerRequests(this);
@@ -153,9 +155,11 @@ export class Gateway implements UpstreamOwner {
   /** `logging/setLevel` from a host: remembered for that session and passed to the upstreams that log. */
   async setLogLevel(peer: SessionPeer, level: LoggingLevel): Promise<void> {
     peer.logLevel = level;
-    await Promise.all([...this.upstreams.values()].filter((u) => u.capabilities?.logging && u.state === "connected").map((u) =>
-      u.withClient((c) => c.setLoggingLevel(level)).catch(() => {})
-    ));
+    await Promise.all(
+      [...this.upstreams.values()].filter((u) => u.capabilities?.logging && u.state === "connected").map((
+        u,
+      ) => u.withClient((c) => c.setLoggingLevel(level)).catch(() => {})),
+    );
   }
 
   onChange(listener: (kind: ChangeKind) => void): () => void {
@@ -197,11 +201,14 @@ export class Gateway implements UpstreamOwner {
     const backed = (allow: "resources" | "prompts") =>
       [...this.upstreams.values()].some((u) => u.config[allow] && u.capabilities?.[allow]);
     if (backed("resources")) {
-      const subscribe = [...this.upstreams.values()].some((u) => u.config.resources && u.capabilities?.resources?.subscribe);
+      const subscribe = [...this.upstreams.values()].some((u) =>
+        u.config.resources && u.capabilities?.resources?.subscribe
+      );
       caps.resources = subscribe ? { listChanged: true, subscribe: true } : { listChanged: true };
     }
     if (backed("prompts")) caps.prompts = { listChanged: true };
-    const any = (cap: "logging" | "completions") => [...this.upstreams.values()].some((u) => u.capabilities?.[cap]);
+    const any = (cap: "logging" | "completions") =>
+      [...this.upstreams.values()].some((u) => u.capabilities?.[cap]);
     if (any("logging")) caps.logging = {};
     if (any("completions")) caps.completions = {};
     return caps;

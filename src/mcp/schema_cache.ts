@@ -12,7 +12,9 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "n
 import path from "node:path";
 import process from "node:process";
 import type { ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
+import os from "node:os";
 import { log } from "../log.ts";
+import { stateDir } from "../platform/paths.ts";
 import type { Upstream } from "../manifest/types.ts";
 
 export interface CacheEntry {
@@ -50,6 +52,14 @@ export function fingerprint(
 /** A `ttlMs` as servers send it: only a positive finite number is a hint. */
 export function ttlHint(value: unknown): number | undefined {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
+}
+
+/** The cache in hermit's state directory (`HERMIT_HOME`, else the platform's). */
+export function defaultSchemaCache(
+  platform: NodeJS.Platform = process.platform,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): SchemaCache {
+  return new SchemaCache(path.join(stateDir(platform, env, os.homedir()), "schema-cache"));
 }
 
 export class SchemaCache {

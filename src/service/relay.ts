@@ -13,6 +13,7 @@ import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextpro
 import { messageOf } from "../errors.ts";
 import { log } from "../log.ts";
 import { sessionEnd } from "../mcp/session.ts";
+import type { WarmAnswers } from "./warm_answers.ts";
 
 export interface ServiceAddress {
   url: string;
@@ -50,7 +51,9 @@ export class Relay {
   readonly #target: RelayTarget;
   readonly #host = new StdioServerTransport();
   #service: StreamableHTTPClientTransport | undefined;
-  #phase: "connecting" | "ready" | "reconnecting" | "closed" = "connecting";
+  /** warming: no service yet (answering what the manifest and cache can); reconnecting: lost it. */
+  #phase: "connecting" | "warming" | "ready" | "reconnecting" | "closed" = "connecting";
+  readonly #warm: WarmAnswers | undefined;
   readonly #queue: JSONRPCMessage[] = [];
   readonly #pending = new Map<RequestId, JSONRPCRequest>();
   /** Requests handed to a service (as opposed to queued): only these can be "in flight". */
@@ -61,18 +64,28 @@ export class Relay {
   #initialized = false;
   #replays = 0;
 
-  constructor(target: RelayTarget) {
+  constructor(target: RelayTarget, warm?: WarmAnswers) {
     this.#target = target;
+    this.#warm = warm;
   }
 
-  /** Attach to the service, then relay until the host goes away. */
-  async run(first: ServiceAddress): Promise<number> {
+  /**
+   * Attach to the service (`first`), or — with no service yet — answer the host from the
+   * manifest and cache while `target.locate()` starts one; then relay until the host goes away.
+   */
+  async run(first: ServiceAddress | undefined): Promise<number> {
     this.#host.onmessage = (m) => this.#fromHost(m);
     const ended = sessionEnd(this.#host);
-    await this.#attach(first, false);
-    await this.#host.start();
-    this.#phase = "ready";
-    this.#flush();
+    if (first) {
+      await this.#attach(first, false);
+      await this.#host.start();
+      this.#phase = "ready";
+      this.#flush();
+    } else {
+      this.#phase = "warming";
+      await this.#host.start();
+      void this.#connectLoop("the service is starting");
+    }
     const why = await ended;
     log.debug(`relay ends: ${why}`);
     this.#phase = "closed";
@@ -85,12 +98,40 @@ export class Relay {
   }
 
   #fromHost(m: JSONRPCMessage): void {
+    if (this.#phase === "warming" && this.#answerWarm(m)) return;
     if (isRequest(m)) {
       if (m.method === "initialize") this.#init = m;
       this.#pending.set(m.id, m);
     } else if ("method" in m && m.method === "notifications/initialized") this.#initialized = true;
     if (this.#phase !== "ready") this.#queue.push(m);
     else this.#send(m);
+  }
+
+  /** Before the service is up: answer initialize (and tools/list when the cache knows it all). */
+  #answerWarm(m: JSONRPCMessage): boolean {
+    if (!this.#warm || !("method" in m)) return false;
+    if (isRequest(m) && m.method === "initialize") {
+      this.#init = m; // replayed to the service once it is up
+      const result = this.#warm.initialize(
+        (m.params as { protocolVersion?: unknown } | undefined)?.protocolVersion,
+      );
+      this.#host.send({ jsonrpc: "2.0", id: m.id, result }).catch(() => {});
+      return true;
+    }
+    if (m.method === "notifications/initialized" && this.#init && !this.#sent.has(this.#init.id)) {
+      this.#initialized = true; // sent with the replay
+      return true;
+    }
+    if (isRequest(m) && m.method === "tools/list") {
+      const result = this.#warm.toolsList();
+      if (!result) return false;
+      for (const t of result.tools) {
+        if (t.annotations?.readOnlyHint === true) this.#readOnly.add(t.name);
+      }
+      this.#host.send({ jsonrpc: "2.0", id: m.id, result }).catch(() => {});
+      return true;
+    }
+    return false;
   }
 
   #send(m: JSONRPCMessage): void {
@@ -182,17 +223,27 @@ export class Relay {
     this.#service = undefined;
     void old?.close().catch(() => {});
     log.warn("relay: lost the service; reconnecting");
+    await this.#connectLoop("reconnected to the service");
+  }
+
+  /**
+   * Find (or launch) a service until one answers; attach, replaying the host's initialize if
+   * the host already sent it; settle what was in flight; then relay what waited.
+   */
+  async #connectLoop(done: string): Promise<void> {
+    const phase = this.#phase;
     const since = Date.now();
     let warned = false;
-    for (let attempt = 1; this.#phase === "reconnecting"; attempt++) {
+    for (let attempt = 1; this.#phase === phase; attempt++) {
       try {
         const addr = await this.#target.locate();
         if (addr) {
-          await this.#attach(addr, true);
+          // replay the host's initialize only if the host already has its answer
+          await this.#attach(addr, this.#init !== undefined && !this.#pending.has(this.#init.id));
           break;
         }
       } catch (err) {
-        log.debug(`relay: reconnect attempt ${attempt}: ${messageOf(err)}`);
+        log.debug(`relay: attempt ${attempt} to reach the service: ${messageOf(err)}`);
       }
       if (!warned && Date.now() - since > 30_000) {
         warned = true;
@@ -201,8 +252,8 @@ export class Relay {
       }
       await sleep(Math.min(250 * 2 ** (attempt - 1), 5000));
     }
-    if (this.#phase !== "reconnecting") return;
-    log.info("relay: reconnected to the service");
+    if (this.#phase !== phase) return;
+    log.info(`relay: ${done}`);
     const retry: JSONRPCRequest[] = [];
     for (const [id, req] of [...this.#pending]) {
       if (req.method === "initialize" || !this.#sent.has(id)) continue; // queued ones go out below

@@ -5,10 +5,13 @@
  */
 import { Exit, HermitError } from "../errors.ts";
 import type { Manifest } from "../manifest/types.ts";
-import { findOrLaunch, noServiceMessage } from "./launch.ts";
+import process from "node:process";
+import { defaultSchemaCache } from "../mcp/schema_cache.ts";
+import { findOrLaunch, findService, noServiceMessage } from "./launch.ts";
+import { warmAnswers } from "./warm_answers.ts";
 import { Relay, type RelayTarget } from "./relay.ts";
 
-export async function relayToLocal(m: Manifest, dirShown: string): Promise<number> {
+export async function relayToLocal(m: Manifest, dirShown: string, warmStart = true): Promise<number> {
   const target: RelayTarget = {
     locate: async () => {
       const ep = await findOrLaunch(m, m.serve.hostLaunch);
@@ -16,9 +19,13 @@ export async function relayToLocal(m: Manifest, dirShown: string): Promise<numbe
     },
     unavailable: noServiceMessage(m, dirShown),
   };
-  const first = await target.locate();
-  if (!first) throw new HermitError(target.unavailable, Exit.noService);
-  return new Relay(target).run(first);
+  const running = await findService(m.dir);
+  if (running) return new Relay(target).run({ url: running.url, token: running.token });
+  if (!m.serve.hostLaunch) throw new HermitError(target.unavailable, Exit.noService);
+  // no service yet: answer the host at once from the manifest and the cache while one starts
+  return new Relay(target, warmStart ? warmAnswers(m, defaultSchemaCache(), process.env) : undefined).run(
+    undefined,
+  );
 }
 
 export async function relayTo(m: Manifest, url: string, token: string | undefined): Promise<number> {

@@ -121,7 +121,9 @@ describe("standalone: the service dies mid-session", () => {
     s = await connectServe(tmp.path);
     reaper.track(s.pid);
     await s.client.listTools(); // the relay learns which tools are read-only
-    const first = readEndpointFile(tmp.path)!.pid;
+    // with a warm schema cache the relay answered before its service was up: wait for it
+    const first =
+      (await waitFor(() => readEndpointFile(tmp.path), { timeoutMs: 30_000, what: "the service" })).pid;
     reaper.track(first);
     const write = s.client.callTool({ name: "slow_write", arguments: {} });
     const read = s.client.callTool({ name: "slow_read", arguments: {} });
