@@ -172,5 +172,6 @@ export function table(headers: string[], rows: (string | number)[][]): string {
 }
 
 export function fmt(n: number): string {
+  if (Number.isInteger(n)) return String(n);
   return n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2);
 }

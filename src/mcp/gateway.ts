@@ -27,6 +27,7 @@ import { CommandRefused, type CommandToolContext, runCommandTool } from "./comma
 import { Catalog, type CatalogEntry } from "./gateway_catalog.ts";
 import { ContentRouter } from "./gateway_content.ts";
 import { askApproval, type CallContext, ServerRequests, type SessionPeer } from "./gateway_requests.ts";
+import { createRuntimeAuth, type RuntimeAuth } from "./oauth/runtime_provider.ts";
 import { defaultSchemaCache, type SchemaCache } from "./schema_cache.ts";
 import { UpstreamConnection, type UpstreamOwner } from "./upstream.ts";
 import { type Clock, realClock } from "./upstream_lifecycle.ts";
@@ -76,6 +77,8 @@ export class Gateway implements UpstreamOwner {
   /** The host sessions attached right now (for log messages and resource updates). */
   readonly #sessions = new Set<SessionPeer>();
   readonly #reported = new Set<string>();
+  /** One OAuth provider per `auth: oauth` upstream, kept across reconnects. */
+  readonly #oauth = new Map<string, RuntimeAuth>();
 
   constructor(manifest: Manifest, opts: GatewayOptions = {}) {
     this.manifest = manifest;
@@ -136,7 +139,7 @@ export class Gateway implements UpstreamOwner {
       }
     }
     // prompts are scanned when listed: list them now, so check and tools see the findings
-    if (this.capabilities().prompts) await this.content.listPrompts().catch(() => {});
+    if (this.capabilities().prompts) await this.content.listPrompts(true).catch(() => {});
   }
 
   async stop(): Promise<void> {
@@ -319,12 +322,36 @@ export class Gateway implements UpstreamOwner {
       return { transport: this.#opts.transportFactory(u), describe: "in process", unresolved: [] };
     }
     const ctx = this.commandContext();
+    const auth = this.#oauthFor(u);
     return buildTransport(u, {
       adapterDir: ctx.adapterDir,
       interpolation: ctx.interpolation,
       parentEnv: ctx.parentEnv,
       platform: ctx.platform,
+      authProvider: auth?.provider,
+      fetch: auth?.fetch,
     });
+  }
+  /** The stored login of an `auth: oauth` upstream, read by every non-interactive path. */
+  #oauthFor(u: Upstream): RuntimeAuth | undefined {
+    if (u.auth !== "oauth" || u.kind === "stdio") return undefined;
+    let auth = this.#oauth.get(u.name);
+    if (!auth) {
+      const ctx = this.commandContext();
+      auth = createRuntimeAuth(u, {
+        platform: ctx.platform,
+        env: this.#env,
+        adapter: this.manifest.name,
+        adapterDir: this.manifest.dir,
+        interpolation: ctx.interpolation,
+      });
+      this.#oauth.set(u.name, auth);
+    }
+    return auth;
+  }
+  /** Changes when an OAuth upstream's stored login does (`hermit login` in another process). */
+  credentialsStamp(u: Upstream): string | undefined {
+    return this.#opts.transportFactory ? undefined : this.#oauthFor(u)?.provider.store.stamp();
   }
   onToolsChanged(): void {
     this.#emit("tools");

@@ -37,16 +37,18 @@ export class ContentRouter {
     this.#upstreams = upstreams;
   }
 
-  #serving(kind: Kind): UpstreamConnection[] {
-    return [...this.#upstreams()].filter((u) => u.config[kind] && u.capabilities?.[kind]);
+  /** Upstreams that serve `kind`; with `runningOnly`, not those a lazy start has not started yet. */
+  #serving(kind: Kind, runningOnly = false): UpstreamConnection[] {
+    return [...this.#upstreams()].filter((u) => u.config[kind] && u.capabilities?.[kind] && !(runningOnly && u.fromCache));
   }
 
   async #collect<T>(
     kind: Kind,
     page: (c: Client, cursor?: string) => Promise<{ items: T[]; next?: string }>,
+    runningOnly = false,
   ): Promise<[UpstreamConnection, T[]][]> {
     return await Promise.all(
-      this.#serving(kind).map(async (u): Promise<[UpstreamConnection, T[]]> => {
+      this.#serving(kind, runningOnly).map(async (u): Promise<[UpstreamConnection, T[]]> => {
         try {
           const items = await u.withClient(async (c) => {
             const all: T[] = [];
@@ -108,11 +110,12 @@ export class ContentRouter {
       : new McpError(ErrorCode.InvalidParams, `unknown resource ${uri}`);
   }
 
-  async listPrompts(): Promise<ListPromptsResult> {
+  /** With `runningOnly` (the start-up scan), upstreams not started yet are not started for it. */
+  async listPrompts(runningOnly = false): Promise<ListPromptsResult> {
     const per = await this.#collect("prompts", async (c, cursor) => {
       const r = await c.listPrompts(cursor ? { cursor } : undefined);
       return { items: r.prompts, next: r.nextCursor };
-    });
+    }, runningOnly);
     const seen = new Map<string, string>();
     const prompts = [];
     for (const [u, items] of per) {
@@ -155,7 +158,9 @@ export class ContentRouter {
     const ref = params.ref as { type: string; name?: string; uri?: string };
     if (ref.type === "ref/prompt" && ref.name && !this.#promptOwner.has(ref.name)) await this.listPrompts();
     const owner = ref.type === "ref/prompt" ? this.#promptOwner.get(ref.name ?? "") : undefined;
-    const candidates = [...this.#upstreams()].filter((u) => u.capabilities?.completions && (!owner || u.name === owner));
+    const candidates = [...this.#upstreams()].filter((u) =>
+      u.capabilities?.completions && (!owner || u.name === owner)
+    );
     let lastError: unknown;
     for (const u of candidates) {
       try {

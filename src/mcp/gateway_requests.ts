@@ -121,7 +121,9 @@ export class ServerRequests {
   #sessionFor(server: string): { session?: SessionPeer; call?: CallContext; ambiguous: boolean } {
     const calls = [...(this.#inFlight.get(server)?.keys() ?? [])].filter((c) => c.session);
     const sessions = new Set(calls.map((c) => c.session));
-    if (sessions.size === 1) return { session: calls[0].session, call: calls[calls.length - 1], ambiguous: false };
+    if (sessions.size === 1) {
+      return { session: calls[0].session, call: calls[calls.length - 1], ambiguous: false };
+    }
     return { ambiguous: sessions.size > 1 };
   }
 
@@ -129,11 +131,18 @@ export class ServerRequests {
    * A notification from an upstream (a log message): to the session whose call is running on it,
    * on that call's stream; when none is, to every session that asked for logs.
    */
-  route(server: string, method: string, params: Record<string, unknown>, sessions: Iterable<SessionPeer>): void {
+  route(
+    server: string,
+    method: string,
+    params: Record<string, unknown>,
+    sessions: Iterable<SessionPeer>,
+  ): void {
     const clean = sanitizeValue(params);
     const { session, call } = this.#sessionFor(server);
     const targets = session ? [session] : [...sessions].filter((s) => s.logLevel !== undefined);
-    for (const s of targets) void s.notify(method, clean, session ? call?.requestId : undefined).catch(() => {});
+    for (const s of targets) {
+      void s.notify(method, clean, session ? call?.requestId : undefined).catch(() => {});
+    }
   }
 
   async handle(server: string, method: string, params: unknown, signal: AbortSignal): Promise<unknown> {
@@ -156,7 +165,11 @@ export class ServerRequests {
         return { action: "decline" } satisfies ElicitResult;
       }
       try {
-        return await session!.elicit(p, { timeoutMs: config.elicitation.timeoutSeconds * 1000, signal, relatedRequestId });
+        return await session!.elicit(p, {
+          timeoutMs: config.elicitation.timeoutSeconds * 1000,
+          signal,
+          relatedRequestId,
+        });
       } catch (err) {
         const timedOut = (err as { code?: number }).code === ErrorCode.RequestTimeout;
         return { action: timedOut ? "cancel" : "decline" } satisfies ElicitResult;

@@ -48,7 +48,11 @@ export function createSessionServer(gateway: Gateway, id: string = randomUUID())
         relatedRequestId: opts.relatedRequestId,
       }),
     createMessage: (params, opts) =>
-      server.createMessage(params, { timeout: opts.timeoutMs, signal: opts.signal, relatedRequestId: opts.relatedRequestId }),
+      server.createMessage(params, {
+        timeout: opts.timeoutMs,
+        signal: opts.signal,
+        relatedRequestId: opts.relatedRequestId,
+      }),
     notify: (method, params, relatedRequestId) =>
       server.notification({ method, params } as Parameters<Server["notification"]>[0], { relatedRequestId }),
   };
@@ -58,9 +62,14 @@ export function createSessionServer(gateway: Gateway, id: string = randomUUID())
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: gateway.listTools() }));
     server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
       const token = req.params._meta?.progressToken;
-      const onprogress = token === undefined ? undefined : (p: { progress: number; total?: number; message?: string }) => {
-        void extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken: token } }).catch(() => {});
-      };
+      const onprogress = token === undefined
+        ? undefined
+        : (p: { progress: number; total?: number; message?: string }) => {
+          void extra.sendNotification({
+            method: "notifications/progress",
+            params: { ...p, progressToken: token },
+          }).catch(() => {});
+        };
       try {
         return await gateway.callTool(req.params.name, req.params.arguments ?? {}, {
           session: peer,
@@ -70,29 +79,49 @@ export function createSessionServer(gateway: Gateway, id: string = randomUUID())
         });
       } catch (err) {
         // a plain error with a code: the SDK sends its message as is (McpError would prefix it)
-        if (err instanceof UnknownTool) throw Object.assign(new Error(err.message), { code: ErrorCode.InvalidParams });
+        if (err instanceof UnknownTool) {
+          throw Object.assign(new Error(err.message), { code: ErrorCode.InvalidParams });
+        }
         throw err;
       }
     });
   }
   if (capabilities.resources) {
     server.setRequestHandler(ListResourcesRequestSchema, () => gateway.content.listResources());
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => gateway.content.listResourceTemplates());
-    server.setRequestHandler(ReadResourceRequestSchema, (req) => gateway.content.readResource(req.params.uri));
+    server.setRequestHandler(
+      ListResourceTemplatesRequestSchema,
+      () => gateway.content.listResourceTemplates(),
+    );
+    server.setRequestHandler(
+      ReadResourceRequestSchema,
+      (req) => gateway.content.readResource(req.params.uri),
+    );
     if (capabilities.resources.subscribe) {
-      server.setRequestHandler(SubscribeRequestSchema, async (req) => (await gateway.content.subscribe(req.params.uri, peer), {}));
-      server.setRequestHandler(UnsubscribeRequestSchema, async (req) => (await gateway.content.unsubscribe(req.params.uri, peer), {}));
+      server.setRequestHandler(
+        SubscribeRequestSchema,
+        async (req) => (await gateway.content.subscribe(req.params.uri, peer), {}),
+      );
+      server.setRequestHandler(
+        UnsubscribeRequestSchema,
+        async (req) => (await gateway.content.unsubscribe(req.params.uri, peer), {}),
+      );
     }
   }
   if (capabilities.prompts) {
     server.setRequestHandler(ListPromptsRequestSchema, () => gateway.content.listPrompts());
-    server.setRequestHandler(GetPromptRequestSchema, (req) => gateway.content.getPrompt(req.params.name, req.params.arguments));
+    server.setRequestHandler(
+      GetPromptRequestSchema,
+      (req) => gateway.content.getPrompt(req.params.name, req.params.arguments),
+    );
   }
   if (capabilities.completions) {
     server.setRequestHandler(CompleteRequestSchema, (req) => gateway.content.complete(req.params));
   }
   if (capabilities.logging) {
-    server.setRequestHandler(SetLevelRequestSchema, async (req) => (await gateway.setLogLevel(peer, req.params.level), {}));
+    server.setRequestHandler(
+      SetLevelRequestSchema,
+      async (req) => (await gateway.setLogLevel(peer, req.params.level), {}),
+    );
   }
 
   let initialized = false;
