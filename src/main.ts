@@ -1,6 +1,8 @@
 /**
- * Entry point and the only place that exits. `--version` is answered before anything heavy is
- * loaded; everything else goes to the command-line app, whose commands load what they need.
+ * Entry point and the only place that exits. Two answers come before anything heavy is loaded:
+ * `--version`, and the watchdog supervisor hermit starts for itself (`watchdog --ppid N
+ * --supervise`, one per running hermit, so it should cost as little memory as it can).
+ * Everything else goes to the command-line app, whose commands load what they need.
  */
 import process from "node:process";
 import { VERSION } from "./version.ts";
@@ -12,6 +14,12 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
   // is already gone is not an error.
   process.stdout.on("error", () => process.exit(0));
   process.stdout.write(`hermit ${VERSION}\n`, () => process.exit(0));
+} else if (
+  argv.length === 4 && argv[0] === "watchdog" && argv[1] === "--ppid" && /^[1-9]\d{0,9}$/.test(argv[2]) &&
+  argv[3] === "--supervise"
+) {
+  const { runWatchdog, WATCHDOG_DEFAULTS } = await import("./process/watchdog_run.ts");
+  process.exit(await runWatchdog({ ppid: Number(argv[2]), ...WATCHDOG_DEFAULTS }));
 } else {
   const { runCli } = await import("./cli/app.ts");
   const code = await runCli(argv);

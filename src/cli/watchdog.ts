@@ -6,7 +6,7 @@
  */
 import { type Command, Option } from "@commander-js/extra-typings";
 import { usageError } from "../errors.ts";
-import { runWatchdog } from "../process/watchdog_run.ts";
+import { runWatchdog, WATCHDOG_DEFAULTS } from "../process/watchdog_run.ts";
 import type { SetExit } from "./app.ts";
 
 const positiveNumber = (what: string) => (v: string) => {
@@ -26,8 +26,18 @@ export function registerWatchdog(program: Command, setExit: SetExit): void {
       if (!Number.isInteger(n) || n <= 0) throw usageError(`--ppid must be a process id, got '${v}'`);
       return n;
     })
-    .option("--grace <seconds>", "from SIGTERM to SIGKILL", positiveNumber("--grace"), 3)
-    .option("--poll <seconds>", "how often the parent is checked", positiveNumber("--poll"), 2)
+    .option(
+      "--grace <seconds>",
+      "from SIGTERM to SIGKILL",
+      positiveNumber("--grace"),
+      WATCHDOG_DEFAULTS.graceMs / 1000,
+    )
+    .option(
+      "--poll <seconds>",
+      "how often the parent is checked",
+      positiveNumber("--poll"),
+      WATCHDOG_DEFAULTS.pollMs / 1000,
+    )
     .addOption(
       new Option("--supervise", "own the groups registered on stdin (used by hermit itself)").hideHelp(),
     )

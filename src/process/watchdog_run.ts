@@ -5,18 +5,30 @@
  *  - supervisor mode, `--ppid N --supervise`: own the groups a hermit process registers on our
  *    stdin (`register <pgid>` / `unregister <pgid>` lines). EOF on stdin means the parent died.
  * Either way, when the parent is gone (or SIGTERM, SIGINT or SIGHUP arrives) every owned group
- * gets SIGTERM, then SIGKILL after the grace period. "Gone": when N is our parent, our ppid
- * changed (to init or a subreaper); otherwise N is dead or its start time changed (pid reuse).
+ * gets SIGTERM, then SIGKILL after the grace period. "Gone" (`parent.ts`): when N is our parent
+ * on POSIX, our ppid changed (to init or a subreaper); otherwise (and always on Windows) N is dead
+ * or its start time changed (pid reuse).
  * Polled every `pollMs`; while terminating, the groups are checked every 50 ms.
  */
 import process from "node:process";
 import { createInterface } from "node:readline";
 import { log } from "../log.ts";
-import { aliveGroups, isAlive, processStartTime, signalGroup } from "../platform/proc.ts";
+import {
+  aliveGroups,
+  forgetGroup,
+  isAlive,
+  processStartTime,
+  signalGroup,
+  trackGroup,
+} from "../platform/proc.ts";
 import type { ExitStatus } from "./exit_status.ts";
 import { spawnInGroup } from "./group.ts";
+import { parentCheck, parentGoneReason } from "./parent.ts";
 import { within } from "./wait.ts";
 import { initialState, step, type WatchdogEvent, type WatchdogState } from "./watchdog.ts";
+
+/** The documented defaults: 3 s from SIGTERM to SIGKILL, the parent checked every 2 s. */
+export const WATCHDOG_DEFAULTS = { graceMs: 3000, pollMs: 2000 } as const;
 
 export interface WatchdogOptions {
   ppid: number;
@@ -38,8 +50,8 @@ export function runWatchdog(opts: WatchdogOptions): Promise<number> {
     let state: WatchdogState = initialState;
     let commandStatus: ExitStatus | undefined;
     let finished = false;
-    const parentIsOurs = opts.ppid === process.ppid;
-    const parentStart = processStartTime(opts.ppid);
+    const check = parentCheck(process.platform, opts.ppid, process.ppid);
+    const parentStart = check === "identity" ? processStartTime(opts.ppid) : undefined;
     const timers: ReturnType<typeof setInterval>[] = [];
 
     let commandExited: Promise<ExitStatus> | undefined;
@@ -75,15 +87,24 @@ export function runWatchdog(opts: WatchdogOptions): Promise<number> {
     };
 
     const tick = () => {
+      const before = state.groups;
       feed({ type: "tick", now: Date.now(), alive: aliveGroups(state.groups) });
+      for (const g of before) if (!state.groups.has(g)) forgetGroup(g);
     };
 
     const parentGone = (): string | undefined => {
-      if (parentIsOurs) return process.ppid !== opts.ppid ? `parent ${opts.ppid} is gone` : undefined;
-      if (!isAlive(opts.ppid)) return `parent ${opts.ppid} is gone`;
-      const now = processStartTime(opts.ppid);
-      if (parentStart && now && now !== parentStart) return `parent ${opts.ppid} is gone (pid reused)`;
-      return undefined;
+      if (check === "ppid") {
+        return parentGoneReason({ check, watched: opts.ppid, ppidNow: process.ppid, alive: true });
+      }
+      const alive = isAlive(opts.ppid);
+      return parentGoneReason({
+        check,
+        watched: opts.ppid,
+        ppidNow: process.ppid,
+        alive,
+        startThen: parentStart,
+        startNow: alive ? processStartTime(opts.ppid) : undefined,
+      });
     };
 
     const poll = () => {
@@ -100,7 +121,10 @@ export function runWatchdog(opts: WatchdogOptions): Promise<number> {
     if (opts.command) {
       const [cmd, ...args] = opts.command;
       const child = spawnInGroup(cmd, args, { env: process.env as Record<string, string>, stdio: "inherit" });
-      if (child.pgid !== undefined) feed({ type: "register", pgid: child.pgid });
+      if (child.pgid !== undefined) {
+        trackGroup(child.pgid);
+        feed({ type: "register", pgid: child.pgid });
+      }
       commandExited = child.exited;
       child.exited.then((status) => {
         commandStatus = status;
@@ -120,6 +144,7 @@ export function runWatchdog(opts: WatchdogOptions): Promise<number> {
           feed({ type: "unregister", pgid });
         } else if (m && pgid > 1 && pgid !== process.pid && pgid !== opts.ppid) {
           log.debug(`watchdog: watching group ${pgid}`);
+          trackGroup(pgid);
           feed({ type: "register", pgid });
         } else {
           log.debug(`watchdog: ignoring line '${line.slice(0, 40)}'`);
