@@ -9,6 +9,7 @@ import { HermitError, messageOf } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { registerCall } from "./call.ts";
 import { registerCheck } from "./check.ts";
+import { registerConvert, registerDeploy } from "./deploy.ts";
 import { registerInit } from "./init.ts";
 import { writeErr, writeOut } from "./output.ts";
 import { registerServe } from "./serve.ts";
@@ -39,6 +40,8 @@ export function buildProgram(setExit: SetExit): Command {
   registerTools(program, setExit);
   registerCall(program, setExit);
   registerStatus(program, setExit);
+  registerDeploy(program, setExit);
+  registerConvert(program, setExit);
   registerWatchdog(program, setExit);
   return program;
 }

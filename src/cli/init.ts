@@ -19,7 +19,10 @@ export function registerInit(program: Command, setExit: SetExit): void {
         const shown = result.dir === process.cwd() ? "." : displayPath(result.dir);
         await writeOut(
           `created adapter '${result.name}' in ${shown}: ${result.files.join(", ")}\n` +
-            `next: hermit check ${shellQuote(shown)}\n`,
+            `next: hermit check ${shellQuote(shown)}\n` +
+            `then: hermit deploy ${
+              shellQuote(shown)
+            } . --host claude (or codex, cursor, …; all: every host set up here)\n`,
         );
       }
       setExit(0);

@@ -4,7 +4,7 @@
  * spliced here, line by line, so every byte hermit does not own stays as it was — comments,
  * key order, indentation, line endings — and removing an entry is the exact inverse of adding it.
  */
-import { findNodeAtLocation, getNodeValue, type Node, parseTree, type ParseError } from "jsonc-parser";
+import { findNodeAtLocation, getNodeValue, type Node, type ParseError, parseTree } from "jsonc-parser";
 import {
   detectEol,
   detectIndentUnit,
@@ -74,7 +74,9 @@ export function setJson(text: string, path: string[], value: Json, created: Crea
       return splice(text, child.offset, child.length, renderJson(value, indent, unit, eol));
     }
     if (child.type !== "object") {
-      throw new EditError(`${file}: ${path.slice(0, i + 1).join(".")} is not an object; hermit will not replace it`);
+      throw new EditError(
+        `${file}: ${path.slice(0, i + 1).join(".")} is not an object; hermit will not replace it`,
+      );
     }
     obj = child;
   }
@@ -89,7 +91,12 @@ export function restoreJson(text: string, path: string[], raw: string, file = "f
 }
 
 /** Remove the property at `path`; `interiors` restores `{}`-style objects emptied by it. */
-export function removeJson(text: string, path: string[], interiors: Record<string, string>, file = "file"): string {
+export function removeJson(
+  text: string,
+  path: string[],
+  interiors: Record<string, string>,
+  file = "file",
+): string {
   const root = parse(text, file);
   const node = root && findNodeAtLocation(root, path);
   if (!node?.parent || node.parent.type !== "property") return text;
@@ -119,7 +126,10 @@ export function removeJson(text: string, path: string[], interiors: Record<strin
   const key = path.slice(0, -1).join("\0");
   if (props.length === 1 && key in interiors) {
     const emptied = findNodeAtLocation(parse(out, file)!, path.slice(0, -1));
-    if (emptied?.type === "object" && out.slice(emptied.offset + 1, emptied.offset + emptied.length - 1).trim() === "") {
+    if (
+      emptied?.type === "object" &&
+      out.slice(emptied.offset + 1, emptied.offset + emptied.length - 1).trim() === ""
+    ) {
       out = splice(out, emptied.offset + 1, emptied.length - 2, interiors[key]);
     }
   }
@@ -156,7 +166,9 @@ function insertProperty(
   const after = comma ? next + 1 : lastEnd;
   if (ownLine(text, last.offset, after)) {
     const indent = indentAt(text, last.offset);
-    const line = `${indent}${JSON.stringify(key)}: ${renderJson(value, indent, unit, eol)}${comma ? "," : ""}`;
+    const line = `${indent}${JSON.stringify(key)}: ${renderJson(value, indent, unit, eol)}${
+      comma ? "," : ""
+    }`;
     const out = insertLines(text, lineEnd(text, after), [line], eol, false);
     return comma ? out : out.slice(0, lastEnd) + "," + out.slice(lastEnd);
   }
@@ -200,7 +212,9 @@ export function renderJson(value: Json, indent: string, unit: string, eol: strin
   if (Array.isArray(value)) {
     if (value.every((v) => v === null || typeof v !== "object")) return compactJson(value);
     const inner = indent + unit;
-    return `[${eol}${value.map((v) => inner + renderJson(v, inner, unit, eol)).join("," + eol)}${eol}${indent}]`;
+    return `[${eol}${
+      value.map((v) => inner + renderJson(v, inner, unit, eol)).join("," + eol)
+    }${eol}${indent}]`;
   }
   if (value !== null && typeof value === "object") {
     const keys = Object.keys(value);
@@ -215,7 +229,9 @@ export function renderJson(value: Json, indent: string, unit: string, eol: strin
 export function compactJson(value: Json): string {
   if (Array.isArray(value)) return `[${value.map(compactJson).join(", ")}]`;
   if (value !== null && typeof value === "object") {
-    return `{ ${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${compactJson(v)}`).join(", ")} }`;
+    return `{ ${
+      Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${compactJson(v)}`).join(", ")
+    } }`;
   }
   return JSON.stringify(value);
 }

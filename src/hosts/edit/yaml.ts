@@ -6,7 +6,7 @@
  * left to the user.
  */
 import { isMap, isScalar, type Node, type Pair, parseDocument, stringify, type YAMLMap } from "yaml";
-import type { Found, Json, JsonObject } from "./json.ts";
+import type { Created, Found, Json, JsonObject } from "./json.ts";
 import {
   appendBlock,
   detectEol,
@@ -22,14 +22,18 @@ import {
 
 function parse(text: string, file: string): YAMLMap | undefined {
   const doc = parseDocument(text, { keepSourceTokens: false });
-  if (doc.errors.length) throw new EditError(`${file} is not valid YAML (${doc.errors[0].message.split("\n")[0]})`);
+  if (doc.errors.length) {
+    throw new EditError(`${file} is not valid YAML (${doc.errors[0].message.split("\n")[0]})`);
+  }
   if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return undefined;
   if (!isMap(doc.contents)) throw new EditError(`${file} does not hold a YAML mapping`);
   return doc.contents;
 }
 
 function pairOf(map: YAMLMap, key: string): Pair<Node, Node | null> | undefined {
-  return (map.items as Pair<Node, Node | null>[]).findLast((p) => isScalar(p.key) && String(p.key.value) === key);
+  return (map.items as Pair<Node, Node | null>[]).findLast((p) =>
+    isScalar(p.key) && String(p.key.value) === key
+  );
 }
 
 /** The lines a pair takes: from its key's line start to the end of its value's last line. */
@@ -48,7 +52,9 @@ function walk(text: string, path: string[], file: string) {
     pairs.push(pair);
     if (i === path.length - 1) break;
     if (pair.value !== null && !isMap(pair.value) && !(isScalar(pair.value) && pair.value.value === null)) {
-      throw new EditError(`${file}: ${path.slice(0, i + 1).join(".")} is not a mapping; hermit will not replace it`);
+      throw new EditError(
+        `${file}: ${path.slice(0, i + 1).join(".")} is not a mapping; hermit will not replace it`,
+      );
     }
     map = isMap(pair.value) ? pair.value : undefined;
   }
@@ -63,13 +69,17 @@ export function readYaml(text: string, path: string[], file = "file"): Found {
   return { found: true, value: pair.value ? pair.value.toJSON() : null, raw: text.slice(from, to) };
 }
 
-/** Set `path` to `value`; `containers` collects the mappings that had to be created. */
-export function setYaml(text: string, path: string[], value: Json, containers: string[][], file = "file"): string {
+/**
+ * Set `path` to `value`. `created.containers` collects the mappings that had to be added;
+ * `created.interiors` the text of an empty flow mapping (`key: {}`) turned into a block, so that
+ * `removeYaml` can give it back.
+ */
+export function setYaml(text: string, path: string[], value: Json, created: Created, file = "file"): string {
   const eol = detectEol(text);
   const unit = detectIndentUnit(text);
   const { pairs, map, depth } = walk(text, path, file);
   const missing = path.slice(depth);
-  for (let j = depth + 1; j < path.length; j++) containers.push(path.slice(0, j));
+  for (let j = depth + 1; j < path.length; j++) created.containers.push(path.slice(0, j));
   if (missing.length === 0) {
     const pair = pairs[pairs.length - 1];
     const [from, to] = region(text, pair);
@@ -77,26 +87,30 @@ export function setYaml(text: string, path: string[], value: Json, containers: s
     return text.slice(0, from) + renderPair(path[path.length - 1], value, indent, unit, eol) + text.slice(to);
   }
   const nested = missing.slice(1).reduceRight<Json>((v, k) => ({ [k]: v }), value);
-  if (depth === 0) {
-    if (path.length > 1) containers.unshift(path.slice(0, 1));
-    return appendBlock(text, renderPair(missing[0], nested, "", unit, eol).split(eol), eol);
-  }
+  if (depth === 0) return appendBlock(text, renderPair(missing[0], nested, "", unit, eol).split(eol), eol);
   const parent = pairs[depth - 1];
-  if (map && map.flow) {
-    if (map.items.length) throw new EditError(`${file}: ${path.slice(0, depth).join(".")} is a flow mapping ({…}); write it as a block mapping first`);
-    // `key: {}`: becomes a block mapping; the exact text is given back by `restoreYaml`.
+  const parentIndent = indentAt(text, parent.key.range![0]);
+  const items = (map?.items ?? []) as Pair<Node, Node | null>[];
+  if (map?.flow) {
+    if (items.length) {
+      throw new EditError(
+        `${file}: ${
+          path.slice(0, depth).join(".")
+        } is a flow mapping ({…}); write it as a block mapping first`,
+      );
+    }
+    const [from, to] = region(text, parent);
+    created.interiors[path.slice(0, depth).join("\0")] = text.slice(from, to);
+    const body = renderPair(missing[0], nested, parentIndent + unit, unit, eol);
+    return text.slice(0, from) + `${parentIndent}${keyText(path[depth - 1])}:` + eol + body + text.slice(to);
   }
-  const items = map?.items as Pair<Node, Node | null>[] | undefined;
-  if (items?.length && !map!.flow) {
+  if (items.length) {
     const last = items[items.length - 1];
-    const indent = indentAt(text, last.key.range![0]);
-    return insertLines(text, region(text, last)[1], renderPair(missing[0], nested, indent, unit, eol).split(eol), eol, false);
+    const lines = renderPair(missing[0], nested, indentAt(text, last.key.range![0]), unit, eol).split(eol);
+    return insertLines(text, region(text, last)[1], lines, eol, false);
   }
-  const [from, to] = region(text, parent);
-  const indent = indentAt(text, parent.key.range![0]);
-  const head = `${indent}${keyText(path[depth - 1])}:`;
-  const body = renderPair(missing[0], nested, indent + unit, unit, eol);
-  return text.slice(0, from) + head + eol + body + text.slice(to);
+  const lines = renderPair(missing[0], nested, parentIndent + unit, unit, eol).split(eol);
+  return insertLines(text, lineEnd(text, parent.key.range![0]), lines, eol, false);
 }
 
 /** Put back `raw`, the pair's text as it was, in place of the pair at `path`. */
@@ -107,18 +121,33 @@ export function restoreYaml(text: string, path: string[], raw: string, file = "f
   return text.slice(0, from) + raw + text.slice(to);
 }
 
-/** Remove the pair at `path`; a top-level pair goes with the blank line `setYaml` put before it. */
-export function removeYaml(text: string, path: string[], file = "file"): string {
+/**
+ * Remove the pair at `path`: a top-level pair goes with the blank line `setYaml` put before it, and
+ * a mapping emptied by it gets back the `{}` text recorded in `interiors`.
+ */
+export function removeYaml(
+  text: string,
+  path: string[],
+  interiors: Record<string, string>,
+  file = "file",
+): string {
   const { pairs } = walk(text, path, file);
   if (pairs.length < path.length) return text;
   const [from, to] = region(text, pairs[pairs.length - 1]);
-  return removeLines(text, from, to, path.length === 1);
+  let out = removeLines(text, from, to, path.length === 1);
+  const parentKey = path.slice(0, -1).join("\0");
+  if (path.length > 1 && parentKey in interiors && yamlEmpty(out, path.slice(0, -1), file)) {
+    out = restoreYaml(out, path.slice(0, -1), interiors[parentKey], file);
+  }
+  return out;
 }
 
 /** True when the mapping at `path` is there and holds nothing. */
 export function yamlEmpty(text: string, path: string[], file = "file"): boolean {
   const found = readYaml(text, path, file);
-  return found.found && (found.value === null || (typeof found.value === "object" && Object.keys(found.value as object).length === 0));
+  return found.found &&
+    (found.value === null ||
+      (typeof found.value === "object" && Object.keys(found.value as object).length === 0));
 }
 
 function keyText(key: string): string {

@@ -57,7 +57,9 @@ describe("the choke point", () => {
       "src/mcp/gateway.ts",
     ]);
     assert.deepEqual(using(/\bupstream\.callTool\s*\(/), ["src/mcp/gateway.ts"]);
+    // the gateway (logging/setLevel) and its content router (resources, prompts, completion)
     assert.deepEqual(using(/\.withClient\s*\(/).filter((f) => f !== "src/mcp/upstream.ts"), [
+      "src/mcp/gateway.ts",
       "src/mcp/gateway_content.ts",
     ]);
   });

@@ -1,0 +1,122 @@
+/**
+ * One interface over the three config-file editors, plus the pending contents of every file a
+ * run touches (`Workspace`): reads once from disk, edits in memory, and lists what changed, so
+ * that a dry run, a conflict or an error writes nothing.
+ */
+import {
+  type Created,
+  type Found,
+  type Json,
+  jsonValue,
+  readJson,
+  removeJson,
+  restoreJson,
+  setJson,
+} from "../hosts/edit/json.ts";
+import { EditError } from "../hosts/edit/lines.ts";
+import { readToml, removeToml, restoreToml, setToml } from "../hosts/edit/toml.ts";
+import { readYaml, removeYaml, restoreYaml, setYaml } from "../hosts/edit/yaml.ts";
+import type { ConfigFormat } from "../hosts/types.ts";
+import { valueHash } from "./state.ts";
+
+export interface EntryOps {
+  read(text: string, path: string[], file: string): Found & { editable?: boolean };
+  set(text: string, path: string[], value: Json, created: Created, file: string): string;
+  restore(text: string, path: string[], raw: string, file: string): string;
+  remove(text: string, path: string[], interiors: Record<string, string>, file: string): string;
+}
+
+export const ENTRY_OPS: Record<ConfigFormat, EntryOps> = {
+  json: { read: readJson, set: setJson, restore: restoreJson, remove: removeJson },
+  yaml: { read: readYaml, set: setYaml, restore: restoreYaml, remove: removeYaml },
+  toml: {
+    read: readToml,
+    set: (text, path, value, _created, file) => setToml(text, path, value as Record<string, Json>, file),
+    restore: restoreToml,
+    remove: (text, path, _interiors, file) => removeToml(text, path, file),
+  },
+};
+
+/** True when the mapping at `path` exists and is empty. */
+export function isEmptyAt(ops: EntryOps, text: string, path: string[], file: string): boolean {
+  const found = ops.read(text, path, file);
+  if (!found.found) return false;
+  const v = found.value;
+  return v === null || (typeof v === "object" && !Array.isArray(v) && Object.keys(v as object).length === 0);
+}
+
+/** A document with nothing of anyone's left in it (whitespace, or `{}`). */
+export function isEmptyDoc(text: string, format?: ConfigFormat): boolean {
+  if (text.trim() === "") return true;
+  if (format !== "json" || !/^\s*\{\s*\}\s*$/.test(text)) return false;
+  const v = jsonValue(text);
+  return v !== null && typeof v === "object" && Object.keys(v).length === 0;
+}
+
+/** Set, then read back: an editor that could not express the value is an error, not a surprise. */
+export function setVerified(
+  ops: EntryOps,
+  text: string,
+  path: string[],
+  value: Json,
+  created: Created,
+  file: string,
+): string {
+  const out = ops.set(text, path, value, created, file);
+  const back = ops.read(out, path, file);
+  if (!back.found || valueHash(back.value) !== valueHash(value)) {
+    throw new EditError(
+      `${file}: could not write ${path.join(".")} so that it reads back; edit the file by hand`,
+    );
+  }
+  return out;
+}
+
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+const encoder = new TextEncoder();
+
+export function sameBytes(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+export interface FileChange {
+  file: string;
+  before?: Uint8Array;
+  after?: Uint8Array;
+}
+
+export class Workspace {
+  #before = new Map<string, Uint8Array | undefined>();
+  #after = new Map<string, Uint8Array | undefined>();
+  constructor(private readonly readFile: (file: string) => Uint8Array | undefined) {}
+
+  bytes(file: string): Uint8Array | undefined {
+    if (!this.#after.has(file)) {
+      const b = this.readFile(file);
+      this.#before.set(file, b);
+      this.#after.set(file, b);
+    }
+    return this.#after.get(file);
+  }
+
+  text(file: string): string | undefined {
+    const b = this.bytes(file);
+    return b === undefined ? undefined : decoder.decode(b);
+  }
+
+  setBytes(file: string, bytes: Uint8Array | undefined): void {
+    this.bytes(file);
+    this.#after.set(file, bytes);
+  }
+
+  setText(file: string, text: string): void {
+    this.setBytes(file, encoder.encode(text));
+  }
+
+  changes(): FileChange[] {
+    return [...this.#after.entries()]
+      .filter(([f, after]) => !sameBytes(this.#before.get(f), after))
+      .map(([file, after]) => ({ file, before: this.#before.get(file), after }));
+  }
+}

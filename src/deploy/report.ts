@@ -1,0 +1,183 @@
+/**
+ * What a deploy, convert or removal did, per host: each item with the file it is in and what
+ * happened to it, the parts the host cannot take, what the user has to do (trust, approval, the
+ * token variable), how to reconnect, name-budget warnings; the files changed; for a standalone
+ * adapter the path of its service instructions; for `--dry-run` the unified diff. As JSON and text.
+ */
+import { createTwoFilesPatch } from "diff";
+import { HOSTS } from "../hosts/index.ts";
+import type { HostId, HostPlan, Scope } from "../hosts/types.ts";
+import { hostToolName } from "../manifest/names.ts";
+import type { Manifest } from "../manifest/types.ts";
+import type { Engine, Status } from "./engine.ts";
+import type { FileChange } from "./ops.ts";
+import type { DeployOptions } from "./run.ts";
+import path from "node:path";
+
+export interface HostReport {
+  host: HostId;
+  title: string;
+  items: { file: string; what: string; status: Status }[];
+  unsupported: string[];
+  notes: string[];
+  warnings: string[];
+  reconnect: string;
+}
+
+export interface DeployReport {
+  command: "deploy" | "convert";
+  action: "deploy" | "remove";
+  dryRun: boolean;
+  adapter: string;
+  scope: Scope;
+  /** The project (deploy) or home directory (convert). */
+  root: string;
+  /** The record of what hermit wrote here. */
+  record: string;
+  hosts: HostReport[];
+  changed: { file: string; change: "created" | "updated" | "deleted" }[];
+  warnings: string[];
+  /** `serve.instructions` of a standalone adapter. */
+  instructions?: string;
+  /** The variable a remote entry reads its bearer token from. */
+  tokenVar?: string;
+  diff?: string;
+}
+
+interface Inputs {
+  o: DeployOptions;
+  manifest: Manifest;
+  hosts: HostId[];
+  plans: HostPlan[];
+  engine: Engine;
+  changes: FileChange[];
+  root: string;
+  recordFile: string;
+  show: (file: string) => string;
+}
+
+export function buildReport(x: Inputs): DeployReport {
+  const { o, manifest: m } = x;
+  const hosts = x.hosts.map((h): HostReport => {
+    const plan = x.plans.find((p) => p.host === h);
+    const owner = `${m.name}/${h}`;
+    const budget = HOSTS[h].nameBudget;
+    const long = o.remove
+      ? []
+      : m.exports.tools.map((t) => hostToolName(m.name, t)).filter((n) => n.length > budget);
+    return {
+      host: h,
+      title: HOSTS[h].title,
+      items: x.engine.outcomes
+        .filter((r) => r.owners.includes(owner))
+        .map((r) => ({ file: r.file, what: r.what, status: r.status }))
+        .sort((a, b) => order(plan, a.file) - order(plan, b.file)),
+      unsupported: plan?.unsupported ?? [],
+      notes: plan?.notes ?? [],
+      warnings: long.map((n) =>
+        `${n} is ${n.length} characters; ${
+          HOSTS[h].title
+        } caps tool names at ${budget}: shorten the adapter or tool name`
+      ),
+      reconnect: plan?.reconnect ?? "",
+    };
+  });
+  const report: DeployReport = {
+    command: o.scope === "project" ? "deploy" : "convert",
+    action: o.remove ? "remove" : "deploy",
+    dryRun: o.dryRun,
+    adapter: m.name,
+    scope: o.scope,
+    root: x.root,
+    record: x.recordFile,
+    hosts,
+    changed: x.changes.map((c) => ({
+      file: c.file,
+      change: c.before === undefined ? "created" : c.after === undefined ? "deleted" : "updated",
+    })),
+    warnings: x.engine.warnings,
+  };
+  if (!o.remove && m.serve.lifecycle === "standalone" && m.serve.instructions) {
+    report.instructions = path.resolve(m.dir, m.serve.instructions);
+  }
+  if (o.serveUrl && !o.remove) report.tokenVar = "HERMIT_SERVE_TOKEN";
+  if (o.dryRun) report.diff = x.changes.map((c) => unifiedDiff(c, x.show)).join("");
+  return report;
+}
+
+/** Items in the order the host's plan lists them (removed ones last). */
+function order(plan: HostPlan | undefined, file: string): number {
+  const i = plan?.items.findIndex((it) => it.file === file) ?? -1;
+  return i < 0 ? Number.MAX_SAFE_INTEGER : i;
+}
+
+const fatal = new TextDecoder("utf-8", { fatal: true });
+
+function unifiedDiff(c: FileChange, show: (f: string) => string): string {
+  const text = (b?: Uint8Array) => {
+    if (b === undefined) return "";
+    try {
+      return fatal.decode(b);
+    } catch {
+      return undefined;
+    }
+  };
+  const a = text(c.before);
+  const b = text(c.after);
+  const name = show(c.file);
+  if (a === undefined || b === undefined) {
+    return `Binary file ${name} ${c.after ? "changes" : "is deleted"}\n`;
+  }
+  return createTwoFilesPatch(
+    c.before === undefined ? "/dev/null" : `a/${name}`,
+    c.after === undefined ? "/dev/null" : `b/${name}`,
+    a,
+    b,
+    undefined,
+    undefined,
+    { context: 3 },
+  ).replace(/^=+\n/, "");
+}
+
+const VERB: Record<Status, string> = {
+  created: "created",
+  updated: "updated",
+  replaced: "replaced",
+  unchanged: "unchanged",
+  removed: "removed",
+  kept: "kept",
+};
+
+export function renderReport(r: DeployReport, show: (file: string) => string): string {
+  const out: string[] = [];
+  const doing = r.action === "remove" ? "removing" : r.command === "deploy" ? "deploying" : "converting";
+  const where = r.scope === "project" ? `into ${r.root}` : "into the user's configuration";
+  out.push(
+    `${r.dryRun ? "dry run: " : ""}${doing} ${r.adapter} ${r.action === "remove" ? "from" : "into"} ${
+      r.hosts.map((h) => h.host).join(", ") || "no host"
+    } (${where.replace(/^into /, "")})`,
+  );
+  for (const h of r.hosts) {
+    out.push(`${h.host} (${h.title})`);
+    const width = Math.max(0, ...h.items.map((i) => show(i.file).length));
+    for (const i of h.items) {
+      out.push(`  ${VERB[i.status].padEnd(9)} ${show(i.file).padEnd(width)}  ${i.what}`);
+    }
+    if (h.items.length === 0) out.push("  nothing on record");
+    for (const u of h.unsupported) out.push(`  not supported: ${u}`);
+    for (const w of h.warnings) out.push(`  warning: ${w}`);
+    for (const n of h.notes) out.push(`  note: ${n}`);
+    if (r.action === "deploy" && h.reconnect) out.push(`  reconnect: ${h.reconnect}`);
+  }
+  for (const w of r.warnings) out.push(`warning: ${w}`);
+  if (r.instructions) out.push(`standalone service: see ${r.instructions} (how to run it by hand)`);
+  if (r.tokenVar) out.push(`the bearer token comes from ${r.tokenVar} at run time; no token is written`);
+  if (r.dryRun) {
+    out.push(r.changed.length ? "nothing written (--dry-run); the changes:" : "nothing to change");
+  } else {out.push(
+      r.changed.length ? `${r.changed.length} file(s) changed; record in ${r.record}` : "nothing changed",
+    );}
+  let text = out.join("\n") + "\n";
+  if (r.dryRun && r.diff) text += r.diff;
+  return text;
+}

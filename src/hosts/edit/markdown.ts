@@ -1,0 +1,66 @@
+/**
+ * hermit's blocks in markdown instructions files (CLAUDE.md, AGENTS.md, GEMINI.md,
+ * copilot-instructions.md): the text between `<!-- hermit:ID begin … -->` and
+ * `<!-- hermit:ID end -->` lines is hermit's; everything else is the user's. A new block goes at
+ * the end after a blank line; a re-deploy replaces the block in place; removing it takes the
+ * same lines (and that blank line) away again.
+ */
+import { appendBlock, detectEol, lineEnd, removeLines } from "./lines.ts";
+
+export function beginMarker(id: string): string {
+  return `<!-- hermit:${id} begin: written by hermit deploy, replaced when it runs again -->`;
+}
+
+export function endMarker(id: string): string {
+  return `<!-- hermit:${id} end -->`;
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** The block's lines: from its begin line's start to its end line's end. */
+function region(text: string, id: string): [number, number] | undefined {
+  const begin = new RegExp(`^[ \\t]*<!-- hermit:${escape(id)} begin\\b.*-->[ \\t]*\\r?$`, "m").exec(text);
+  if (!begin) return undefined;
+  const endRe = new RegExp(`^[ \\t]*<!-- hermit:${escape(id)} end -->[ \\t]*\\r?$`, "m");
+  const rest = text.slice(begin.index);
+  const end = endRe.exec(rest);
+  if (!end) return undefined;
+  return [begin.index, lineEnd(text, begin.index + end.index)];
+}
+
+/** The body of block `id` (without its markers), when there is one. */
+export function readBlock(text: string, id: string): string | undefined {
+  const r = region(text, id);
+  if (!r) return undefined;
+  const lines = text.slice(r[0], r[1]).split(/\r?\n/);
+  return lines.slice(1, -1).join("\n");
+}
+
+export function blockLines(id: string, body: string): string[] {
+  return [beginMarker(id), ...body.split("\n"), endMarker(id)];
+}
+
+/** Write block `id` holding `body`: in place when it is there, else at the end. */
+export function setBlock(text: string, id: string, body: string): string {
+  const eol = detectEol(text);
+  const lines = blockLines(id, body);
+  const r = region(text, id);
+  if (r) return text.slice(0, r[0]) + lines.join(eol) + text.slice(r[1]);
+  return appendBlock(text, lines, eol);
+}
+
+export function removeBlock(text: string, id: string): string {
+  const r = region(text, id);
+  return r ? removeLines(text, r[0], r[1], true) : text;
+}
+
+/** Put back `raw` (the block's text as it was, markers included) in place of block `id`. */
+export function restoreBlock(text: string, id: string, raw: string): string {
+  const r = region(text, id);
+  return r ? text.slice(0, r[0]) + raw + text.slice(r[1]) : text;
+}
+
+export function rawBlock(text: string, id: string): string | undefined {
+  const r = region(text, id);
+  return r ? text.slice(r[0], r[1]) : undefined;
+}

@@ -1,0 +1,128 @@
+/**
+ * deploy and convert from the compiled binary: two deploys into the same files at the same time
+ * lose nothing (real processes, the lock serializes them), exit codes (4 refused by screening with
+ * nothing written, 2 for usage), `--dry-run` output, `--json`, and convert honouring HOME.
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { cpSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import process from "node:process";
+import { GOLDEN_ADAPTER, snapshot } from "../helpers/deploy.ts";
+import { examples, fixtures, runHermit } from "../helpers/hermit.ts";
+import { copyAdapter, tempDir } from "../helpers/tmp.ts";
+
+describe("hermit deploy / convert (binary)", () => {
+  const tmp = tempDir("hermit-deploy-e2e-");
+  after(tmp.cleanup);
+  const home = path.join(tmp.path, "home");
+  mkdirSync(home);
+  const env = {
+    ...process.env,
+    HOME: home,
+    HERMIT_HOME: path.join(tmp.path, "state"),
+    CODEX_HOME: undefined,
+  };
+  const notes = copyAdapter(examples + "/notes", tmp.path);
+  const knowledge = copyAdapter(examples + "/knowledge", tmp.path);
+
+  it("two deploys of different adapters into the same files at once lose nothing", async () => {
+    // HERMIT_DEPLOY_PAUSE_MS holds each run between reading and writing: without the lock, the
+    // second writer would drop the first one's entries every time.
+    const racing = { ...env, HERMIT_DEPLOY_PAUSE_MS: "400" };
+    for (let round = 0; round < 2; round++) {
+      const project = path.join(tmp.path, `race-${round}`);
+      mkdirSync(project);
+      const runs = await Promise.all(
+        [notes, knowledge].map((a) =>
+          runHermit(["deploy", a, project, "--host", "claude,codex,gemini"], {
+            env: racing,
+            timeoutMs: 60_000,
+          })
+        ),
+      );
+      for (const r of runs) assert.equal(r.code, 0, r.stderr);
+      const mcp = JSON.parse(readFileSync(path.join(project, ".mcp.json"), "utf8"));
+      assert.deepEqual(Object.keys(mcp.mcpServers).sort(), ["knowledge", "notes"]);
+      const toml = readFileSync(path.join(project, ".codex", "config.toml"), "utf8");
+      assert.match(toml, /^\[mcp_servers\.notes\]$/m);
+      assert.match(toml, /^\[mcp_servers\.knowledge\]$/m);
+      const agents = readFileSync(path.join(project, "AGENTS.md"), "utf8");
+      assert.match(agents, /hermit:notes begin/);
+      assert.match(agents, /hermit:knowledge begin/);
+      const gemini = JSON.parse(readFileSync(path.join(project, ".gemini", "settings.json"), "utf8"));
+      assert.deepEqual(Object.keys(gemini.mcpServers).sort(), ["knowledge", "notes"]);
+      // and both removals at once leave the project empty
+      const removals = await Promise.all(
+        [notes, knowledge].map((a) =>
+          runHermit(["deploy", a, project, "--remove"], { env: racing, timeoutMs: 60_000 })
+        ),
+      );
+      for (const r of removals) assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual([...snapshot(project, []).keys()], []);
+    }
+  });
+
+  it("exit 4 when screening refuses the adapter, and nothing is written", async () => {
+    const hostile = path.join(tmp.path, "hostile");
+    mkdirSync(hostile);
+    cpSync(
+      path.join(fixtures, "hostile", "ioc-hermes-0day-original.yaml"),
+      path.join(hostile, "hermit.yaml"),
+    );
+    const project = path.join(tmp.path, "refused");
+    mkdirSync(project);
+    const r = await runHermit(["deploy", hostile, project, "--host", "claude"], { env });
+    assert.equal(r.code, 4, r.stderr);
+    assert.match(r.stderr, /^error: refused: mcp_servers\.evil: /m);
+    assert.deepEqual([...snapshot(project, []).keys()], []);
+  });
+
+  it("exit 2 for usage errors: no --host, an unknown host, a missing project", async () => {
+    const project = path.join(tmp.path, "usage");
+    mkdirSync(project);
+    const none = await runHermit(["deploy", notes, project], { env });
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /--host is required/);
+    const unknown = await runHermit(["deploy", notes, project, "--host", "emacs"], { env });
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /unknown host 'emacs'/);
+    const missing = await runHermit(["deploy", notes, path.join(tmp.path, "nope"), "--host", "claude"], {
+      env,
+    });
+    assert.equal(missing.code, 2);
+    assert.deepEqual([...snapshot(project, []).keys()], []);
+  });
+
+  it("--dry-run prints the plan and a diff; --json reports per host", async () => {
+    const project = path.join(tmp.path, "dry");
+    mkdirSync(project);
+    const dry = await runHermit(["deploy", GOLDEN_ADAPTER, project, "--host", "pi", "--dry-run"], { env });
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stdout, /^dry run: deploying notes into pi/m);
+    assert.match(dry.stdout, /not supported: roles \(archivist\): Pi has no subagents/);
+    assert.match(dry.stdout, /^\+\+\+ b\/\.pi\/mcp\.json$/m);
+    assert.deepEqual([...snapshot(project, []).keys()], []);
+    const json = await runHermit(["deploy", GOLDEN_ADAPTER, project, "--host", "pi", "--json"], { env });
+    const report = JSON.parse(json.stdout);
+    assert.equal(report.hosts[0].host, "pi");
+    assert.ok(
+      report.hosts[0].items.some((i: { what: string; status: string }) =>
+        i.what === "MCP server notes" && i.status === "created"
+      ),
+    );
+    assert.match(report.hosts[0].reconnect, /\/mcp reconnect notes/);
+  });
+
+  it("convert writes into the user's files under HOME and removes them again", async () => {
+    const r = await runHermit(["convert", GOLDEN_ADAPTER, "--host", "codex,hermes"], { env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(readFileSync(path.join(home, ".codex", "config.toml"), "utf8"), /^\[mcp_servers\.notes\]$/m);
+    assert.match(readFileSync(path.join(home, ".hermes", "config.yaml"), "utf8"), /^ {2}notes:$/m);
+    assert.match(r.stdout, /reconnect: in Hermes: \/reload-mcp/);
+    const back = await runHermit(["convert", GOLDEN_ADAPTER, "--remove"], { env });
+    assert.equal(back.code, 0, back.stderr);
+    assert.equal(existsSync(path.join(home, ".codex")), false);
+    assert.equal(existsSync(path.join(home, ".hermes")), false);
+  });
+});
