@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Endpoint } from "../../src/service/endpoint.ts";
 import { root } from "./hermit.ts";
 import { allProcesses, cmdline } from "./procs.ts";
 
@@ -43,15 +44,7 @@ serve:
   writeFileSync(path.join(dir, "SERVICE.md"), "Run it with hermit serve . --standalone\n");
 }
 
-export interface EndpointFile {
-  url: string;
-  token: string;
-  pid: number;
-  process_start?: string;
-  started_at: string;
-  version: string;
-  host_launched: boolean;
-}
+export type EndpointFile = Endpoint;
 
 export function readEndpointFile(dir: string): EndpointFile | undefined {
   try {
