@@ -11,6 +11,7 @@ import { registerCall } from "./call.ts";
 import { registerCheck } from "./check.ts";
 import { registerConvert, registerDeploy } from "./deploy.ts";
 import { registerInit } from "./init.ts";
+import { registerLogin, registerLogout } from "./login.ts";
 import { writeErr, writeOut } from "./output.ts";
 import { registerServe } from "./serve.ts";
 import { registerStatus } from "./status.ts";
@@ -40,6 +41,8 @@ export function buildProgram(setExit: SetExit): Command {
   registerTools(program, setExit);
   registerCall(program, setExit);
   registerStatus(program, setExit);
+  registerLogin(program, setExit);
+  registerLogout(program, setExit);
   registerDeploy(program, setExit);
   registerConvert(program, setExit);
   registerWatchdog(program, setExit);

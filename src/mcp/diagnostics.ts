@@ -118,4 +118,7 @@ function refuseUnservable(gateway: Gateway, manifest: Manifest, tool: string): v
       throw new HermitError(u.lastError, Exit.refused);
     }
   }
+  // exported but not served (its server is down, needs a login, …): say why
+  const missing = gateway.selfCheck().missing.find((m) => m.name === tool);
+  if (missing) throw new HermitError(`${tool} is not available: ${missing.why}`, Exit.unexpected);
 }

@@ -5,7 +5,8 @@
  * start lazily from that cache, refresh when `list_changed` arrives or the list's `ttlMs` runs
  * out, keep HTTP connections alive with `ping`, recycle idle or old stdio servers, and reconnect
  * with jittered backoff when a live connection drops. Calls wait for a connection and are
- * at-most-once for tools that are not read-only.
+ * at-most-once for tools that are not read-only. An OAuth upstream that needs a login says so in
+ * one line and reconnects as soon as its stored login changes (`hermit login` elsewhere).
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -24,6 +25,8 @@ import {
   UpstreamLifecycle,
 } from "./upstream_lifecycle.ts";
 import { listAllTools, mapTools, type UpstreamTool } from "./upstream_tools.ts";
+import { NeedsLogin } from "./oauth/errors.ts";
+import { LoginWatch } from "./oauth/login_watch.ts";
 import { type BuiltTransport, UpstreamRefused } from "./upstream_transport.ts";
 
 export { OutcomeUncertain } from "./upstream_client.ts";
@@ -50,6 +53,8 @@ export interface UpstreamOwner {
   handleServerRequest(server: string, method: string, params: unknown, signal: AbortSignal): Promise<unknown>;
   /** Log messages and resource updates from the server. */
   onNotification(server: string, method: string, params: Record<string, unknown>): void;
+  /** OAuth upstreams: a value that changes when the stored login does; undefined otherwise. */
+  credentialsStamp?(u: Upstream): string | undefined;
 }
 
 export class UpstreamUnavailable extends Error {}
@@ -75,11 +80,17 @@ export class UpstreamConnection {
   #refreshing: Promise<void> = Promise.resolve();
   readonly #life: UpstreamLifecycle;
   readonly #ttl: TtlTimer;
+  /** Armed by a `NeedsLogin` failure: the next attempt comes as soon as the stored login changes. */
+  readonly #login: LoginWatch;
 
   constructor(config: Upstream, owner: UpstreamOwner) {
     this.config = config;
     this.#owner = owner;
     this.#ttl = new TtlTimer(owner.clock);
+    this.#login = new LoginWatch(owner.clock, () => owner.credentialsStamp?.(config), () => {
+      log.info(`mcp_servers.${this.name}: its stored login changed; connecting`);
+      void this.start();
+    });
     this.#life = new UpstreamLifecycle(config, {
       busy: () => this.#inFlight > 0,
       recycle: (why) => void this.#recycle(why),
@@ -157,7 +168,8 @@ export class UpstreamConnection {
         ),
       );
     }
-    if (this.#state === "cooldown" && this.#owner.clock.now() < this.#retryAfter) {
+    if (this.#state === "cooldown" && this.#owner.clock.now() < this.#retryAfter && !this.#login.changed()) {
+      if (this.#login.waiting) return Promise.reject(new UpstreamUnavailable(this.#lastError));
       const secs = Math.ceil((this.#retryAfter - this.#owner.clock.now()) / 1000);
       return Promise.reject(
         new UpstreamUnavailable(
@@ -174,7 +186,7 @@ export class UpstreamConnection {
 
   async #connect(): Promise<Client> {
     const before = this.#tools;
-    const announce = this.#state === "recycled" || before.length > 0;
+    const announce = this.#state === "recycled" || before.length > 0 || this.#failures > 0;
     if (this.#state !== "reconnecting") this.#state = "connecting";
     let transport: Transport | undefined;
     try {
@@ -205,6 +217,7 @@ export class UpstreamConnection {
       this.#state = "connected";
       this.#failures = 0;
       this.#lastError = undefined;
+      this.#login.stop();
       client.onclose = () => this.#onClosed(client);
       this.#life.connected(this.#owner.clock.now());
       log.debug(`mcp_servers.${this.name}: connected (${built.describe}), ${this.#tools.length} tools`);
@@ -219,6 +232,10 @@ export class UpstreamConnection {
       }
       const tail = (transport as GroupStdioTransport | undefined)?.stderrTail?.slice(-3) ?? [];
       await transport?.close().catch(() => {});
+      if (err instanceof NeedsLogin) {
+        this.#failed(err.message, true);
+        throw new UpstreamUnavailable(err.message);
+      }
       this.#failed(describeFailure(err, tail));
       throw new UpstreamUnavailable(`mcp_servers.${this.name} failed to start: ${this.#lastError}`);
     }
@@ -249,13 +266,19 @@ export class UpstreamConnection {
     });
   }
 
-  #failed(message: string): void {
+  #failed(message: string, loginNeeded = false): void {
     this.#failures++;
     this.#lastError = message;
     this.#retryAfter = this.#owner.clock.now() + cooldownSeconds(this.#failures) * 1000;
     this.#state = "cooldown";
     this.#client = undefined;
     this.#transport = undefined;
+    this.#login.stop();
+    if (loginNeeded) {
+      log.warn(message);
+      this.#login.arm();
+      return;
+    }
     log.warn(
       `mcp_servers.${this.name}: ${message} (attempt ${this.#failures}; next in ${
         cooldownSeconds(this.#failures)
@@ -395,6 +418,7 @@ export class UpstreamConnection {
 
   async stop(): Promise<void> {
     this.#state = "stopped";
+    this.#login.stop();
     this.#life.disconnected();
     this.#ttl.clear();
     const transport = this.#transport;

@@ -43,8 +43,14 @@ export function newClient(u: Upstream, hooks: ClientHooks): Client {
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => hooks.onToolsChanged());
   client.setNotificationHandler(PromptListChangedNotificationSchema, () => hooks.onPromptsChanged());
   client.setNotificationHandler(ResourceListChangedNotificationSchema, () => hooks.onResourcesChanged());
-  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => hooks.notification(n.method, n.params));
-  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => hooks.notification(n.method, n.params));
+  client.setNotificationHandler(
+    LoggingMessageNotificationSchema,
+    (n) => hooks.notification(n.method, n.params),
+  );
+  client.setNotificationHandler(
+    ResourceUpdatedNotificationSchema,
+    (n) => hooks.notification(n.method, n.params),
+  );
   return client;
 }
 
@@ -79,6 +85,11 @@ export function describeFailure(err: unknown, stderrTail: string[]): string {
     msg = `it speaks MCP protocol version ${version[1]}; hermit speaks ${
       SUPPORTED_PROTOCOL_VERSIONS.join(", ")
     }`;
+  } else if ((err as { code?: unknown } | undefined)?.code === 401) {
+    msg = /after successful authentication/i.test(msg)
+      ? "the server refused hermit's new OAuth access token (HTTP 401 right after authorizing)"
+      : "the server requires authorization (HTTP 401): add 'auth: oauth' to it and run 'hermit login', " +
+        "or send a token in headers:";
   } else if (/connection closed/i.test(msg) && stderrTail.length) {
     msg = `the server exited: ${stderrTail.join(" | ")}`;
   } else if (/timed out|timeout/i.test(msg)) msg = `no answer to initialize (${msg})`;

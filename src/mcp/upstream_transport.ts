@@ -7,7 +7,7 @@ import path from "node:path";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { childEnv } from "../gates/env.ts";
 import { screenUpstream } from "../gates/screen_manifest.ts";
 import { interpolate, type InterpolationContext } from "../manifest/interpolate.ts";
@@ -21,7 +21,9 @@ export interface TransportContext {
   /** hermit's own environment, the source of the inheritable keys. */
   parentEnv: Readonly<Record<string, string | undefined>>;
   platform: NodeJS.Platform;
+  /** `auth: oauth` upstreams: the OAuth client provider, and the fetch its requests go through. */
   authProvider?: OAuthClientProvider;
+  fetch?: FetchLike;
 }
 
 export interface BuiltTransport {
@@ -70,12 +72,17 @@ export function buildTransport(u: Upstream, ctx: TransportContext): BuiltTranspo
     ? new SSEClientTransport(url, {
       requestInit,
       authProvider: ctx.authProvider,
+      fetch: ctx.fetch,
       eventSourceInit: {
         fetch: (input, init) =>
           fetch(input, { ...init, headers: { ...value.headers, ...headersOf(init?.headers) } }),
       },
     })
-    : new StreamableHTTPClientTransport(url, { requestInit, authProvider: ctx.authProvider });
+    : new StreamableHTTPClientTransport(url, {
+      requestInit,
+      authProvider: ctx.authProvider,
+      fetch: ctx.fetch,
+    });
   return { transport, describe: `${url.origin}${url.pathname}`, unresolved };
 }
 

@@ -1,0 +1,165 @@
+/**
+ * The OAuth client provider every non-interactive path uses (serve, the standalone service,
+ * check, tools, call). It reads the login `hermit login` stored, re-reading the files whenever
+ * they change on disk, and refreshes access tokens through the SDK. It never opens, prompts or
+ * waits for anything and never registers a client: where the SDK would send a person to the
+ * authorization server it fails at once with `NeedsLogin` (or `RefreshUnavailable` when a refresh
+ * only failed for now). It never deletes a credential either: a refused refresh token is merely
+ * not offered again, so a login written meanwhile by another process is picked up.
+ */
+import os from "node:os";
+import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
+import type {
+  OAuthClientInformationFull,
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { InterpolationContext } from "../../manifest/interpolate.ts";
+import type { Upstream } from "../../manifest/types.ts";
+import { stateDir } from "../../platform/paths.ts";
+import {
+  clientMetadataFor,
+  configuredClient,
+  type OAuthSettings,
+  resolveOAuth,
+  sameIssuer,
+} from "./client.ts";
+import { NeedsLogin, RefreshUnavailable } from "./errors.ts";
+import { RefreshGuard } from "./refresh_guard.ts";
+import { fromRecord, OAuthStore, toRecord } from "./store.ts";
+
+export interface RuntimeProviderOptions {
+  store: OAuthStore;
+  serverUrl: string;
+  oauth: OAuthSettings;
+  /** For the `NeedsLogin` line. */
+  server: string;
+  adapterDir: string;
+  guard?: RefreshGuard;
+  now?: () => number;
+}
+
+export class RuntimeOAuthProvider implements OAuthClientProvider {
+  readonly store: OAuthStore;
+  readonly guard: RefreshGuard;
+  readonly #o: RuntimeProviderOptions;
+  readonly #now: () => number;
+  /** The authorization server discovery found in the current auth pass. */
+  #issuer: string | undefined;
+  /** The client file (by stamp) the authorization server refused; a new login replaces it. */
+  #refusedClient: string | undefined;
+  #verifier: string | undefined;
+
+  constructor(o: RuntimeProviderOptions) {
+    this.#o = o;
+    this.store = o.store;
+    this.guard = o.guard ?? new RefreshGuard();
+    this.#now = o.now ?? Date.now;
+  }
+
+  #needsLogin(why?: string): NeedsLogin {
+    return new NeedsLogin(this.#o.server, this.#o.adapterDir, why);
+  }
+
+  get redirectUrl(): string {
+    // Never visited: this provider stops before any redirect. It must be set, though, or the SDK
+    // takes this for a client-credentials client.
+    const stored = this.store.readClient() as OAuthClientInformationFull | undefined;
+    return stored?.redirect_uris?.[0] ?? "http://127.0.0.1/callback";
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return clientMetadataFor(this.#o.oauth, this.redirectUrl);
+  }
+
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    const configured = configuredClient(this.#o.oauth);
+    if (configured) return configured;
+    const stored = this.store.readClient();
+    if (!stored) throw this.#needsLogin();
+    if (this.#refusedClient === this.store.clientStamp()) {
+      throw this.#needsLogin("the authorization server no longer accepts its client registration");
+    }
+    if (this.#issuer && stored.issuer && !sameIssuer(stored.issuer, this.#issuer)) {
+      throw this.#needsLogin(`its authorization server is now ${this.#issuer}`);
+    }
+    return stored;
+  }
+
+  // No saveClientInformation: without it the SDK cannot register a client from here.
+
+  #clientId(): string | undefined {
+    return configuredClient(this.#o.oauth)?.client_id ?? this.store.readClient()?.client_id;
+  }
+
+  tokens(): OAuthTokens | undefined {
+    const rec = this.store.readTokens();
+    if (!rec) return undefined;
+    const t = fromRecord(rec, { serverUrl: this.#o.serverUrl, clientId: this.#clientId() }, this.#now());
+    if (t?.refresh_token && this.guard.refused.has(t.refresh_token)) delete t.refresh_token;
+    return t;
+  }
+
+  /** After a refresh: the new tokens, keeping the refresh token when the response left it out. */
+  saveTokens(tokens: OAuthTokens): void {
+    const binding = { serverUrl: this.#o.serverUrl, clientId: this.#clientId() };
+    this.store.writeTokens(toRecord(tokens, binding, this.#now(), this.store.readTokens(), true));
+  }
+
+  redirectToAuthorization(): never {
+    const transient = this.guard.transientFailure;
+    if (transient) throw new RefreshUnavailable(transient);
+    throw this.#needsLogin();
+  }
+
+  saveCodeVerifier(v: string): void {
+    this.#verifier = v; // memory only: no flow is ever finished from here
+  }
+
+  codeVerifier(): string {
+    if (!this.#verifier) throw this.#needsLogin();
+    return this.#verifier;
+  }
+
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    this.#issuer = state.authorizationServerUrl;
+    this.guard.transientFailure = undefined; // a new auth pass begins
+  }
+
+  /** The SDK asks to forget credentials the server refused; hermit keeps the files (see above). */
+  invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): void {
+    if ((scope === "all" || scope === "client") && !configuredClient(this.#o.oauth)) {
+      this.#refusedClient = this.store.clientStamp();
+    }
+    if (scope === "all" || scope === "verifier") this.#verifier = undefined;
+  }
+}
+
+export interface RuntimeAuth {
+  provider: RuntimeOAuthProvider;
+  fetch: FetchLike;
+}
+
+/** The provider and fetch wrapper for one `auth: oauth` upstream of an adapter. */
+export function createRuntimeAuth(
+  u: Upstream,
+  o: {
+    platform: NodeJS.Platform;
+    env: Readonly<Record<string, string | undefined>>;
+    adapter: string;
+    adapterDir: string;
+    interpolation: InterpolationContext;
+  },
+): RuntimeAuth {
+  const { serverUrl, oauth } = resolveOAuth(u, o.interpolation);
+  const provider = new RuntimeOAuthProvider({
+    store: new OAuthStore(stateDir(o.platform, o.env, os.homedir()), o.adapter, u.name),
+    serverUrl,
+    oauth,
+    server: u.name,
+    adapterDir: o.adapterDir,
+  });
+  return { provider, fetch: provider.guard.fetch };
+}

@@ -1,0 +1,216 @@
+/**
+ * The non-interactive provider driven by the SDK's real `auth()` against a scripted authorization
+ * server: refresh with carry-forward, an issuer change, a refused or unavailable refresh (never
+ * deleting anything), no client registration from a non-interactive process, and concurrent
+ * refreshes merged into one request.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
+import { NeedsLogin, RefreshUnavailable } from "../../../src/mcp/oauth/errors.ts";
+import { RefreshGuard } from "../../../src/mcp/oauth/refresh_guard.ts";
+import { RuntimeOAuthProvider } from "../../../src/mcp/oauth/runtime_provider.ts";
+import { OAuthStore, toRecord } from "../../../src/mcp/oauth/store.ts";
+import { tempDir } from "../../helpers/tmp.ts";
+
+const MCP = "https://mcp.example/mcp";
+const AS = "https://auth.example/";
+
+interface Script {
+  issuer: string;
+  refresh: "omit" | "rotate" | "invalid_grant" | "invalid_client" | "503" | "down";
+  delayMs: number;
+}
+
+/** A scripted authorization server behind a fetch function, recording every request. */
+function fakeServer(script: Script) {
+  const calls: { path: string; body?: URLSearchParams }[] = [];
+  let n = 0;
+  const json = (v: unknown, status = 200) =>
+    new Response(JSON.stringify(v), { status, headers: { "content-type": "application/json" } });
+  const fetchFn = async (url: string | URL, init?: RequestInit): Promise<Response> => {
+    const u = new URL(String(url));
+    const body = init?.body instanceof URLSearchParams ? init.body : undefined;
+    calls.push({ path: u.pathname, body });
+    if (u.pathname.startsWith("/.well-known/oauth-protected-resource")) {
+      return json({ resource: MCP, authorization_servers: [script.issuer] });
+    }
+    if (u.pathname.startsWith("/.well-known/oauth-authorization-server")) {
+      return json({
+        issuer: script.issuer,
+        authorization_endpoint: new URL("/authorize", script.issuer).href,
+        token_endpoint: new URL("/token", script.issuer).href,
+        registration_endpoint: new URL("/register", script.issuer).href,
+        response_types_supported: ["code"],
+        code_challenge_methods_supported: ["S256"],
+      });
+    }
+    if (u.pathname === "/token") {
+      await new Promise((r) => setTimeout(r, script.delayMs));
+      if (script.refresh === "down") throw new TypeError("fetch failed: connection refused");
+      if (script.refresh === "503") return new Response("busy", { status: 503 });
+      if (script.refresh === "invalid_grant") return json({ error: "invalid_grant" }, 400);
+      if (script.refresh === "invalid_client") return json({ error: "invalid_client" }, 401);
+      n++;
+      const t: Record<string, unknown> = {
+        access_token: `at-new-${n}`,
+        token_type: "bearer",
+        expires_in: 60,
+      };
+      if (script.refresh === "rotate") t.refresh_token = `rt-new-${n}`;
+      return json(t);
+    }
+    return new Response("not found", { status: 404 });
+  };
+  return { calls, fetchFn, tokenCalls: () => calls.filter((c) => c.path === "/token") };
+}
+
+function setup(script: Partial<Script> = {}, stored = true) {
+  const tmp = tempDir();
+  const store = new OAuthStore(tmp.path, "notes", "remote");
+  const T0 = Date.now() - 3600_000;
+  if (stored) {
+    store.writeClient(
+      { client_id: "client-1", issuer: AS, redirect_uris: ["http://127.0.0.1:5000/callback"] } as never,
+    );
+    store.writeTokens(
+      toRecord(
+        { access_token: "at-old", token_type: "bearer", expires_in: 60, refresh_token: "rt-1", issuer: AS },
+        { serverUrl: MCP, clientId: "client-1" },
+        T0,
+      ),
+    );
+  }
+  const server = fakeServer({ issuer: AS, refresh: "omit", delayMs: 0, ...script });
+  const provider = new RuntimeOAuthProvider({
+    store,
+    serverUrl: MCP,
+    oauth: {},
+    server: "remote",
+    adapterDir: "/work/my adapter",
+    guard: new RefreshGuard(server.fetchFn),
+  });
+  const snapshot = () => [readFileSync(store.tokensFile, "utf8"), readFileSync(store.clientFile, "utf8")];
+  const run = () => auth(provider, { serverUrl: MCP, fetchFn: provider.guard.fetch });
+  return { tmp, store, server, provider, snapshot, run };
+}
+
+describe("RuntimeOAuthProvider with the SDK's auth()", () => {
+  it("refreshes an expired token and keeps the refresh token the response left out", async () => {
+    const s = setup();
+    try {
+      assert.equal(s.provider.tokens()?.expires_in, 0, "expired an hour ago");
+      assert.equal(await s.run(), "AUTHORIZED");
+      const rec = s.store.readTokens()!;
+      assert.equal(rec.access_token, "at-new-1");
+      assert.equal(rec.refresh_token, "rt-1");
+      assert.equal(rec.issuer, AS);
+      assert.equal(s.server.tokenCalls()[0].body?.get("refresh_token"), "rt-1");
+      assert.ok(Date.parse(rec.expires_at!) > Date.now() + 50_000);
+    } finally {
+      s.tmp.cleanup();
+    }
+  });
+
+  it("needs a login, without registering a client, when there is no stored login", async () => {
+    const s = setup({}, false);
+    try {
+      await assert.rejects(s.run(), (err: Error) => {
+        assert.ok(err instanceof NeedsLogin);
+        assert.equal(
+          err.message,
+          "mcp_servers.remote needs a login: run 'hermit login '/work/my adapter' remote'",
+        );
+        return true;
+      });
+      assert.ok(
+        !s.server.calls.some((c) => c.path === "/register"),
+        "no registration from a non-interactive run",
+      );
+    } finally {
+      s.tmp.cleanup();
+    }
+  });
+
+  it("never presents the refresh token to a different authorization server", async () => {
+    const s = setup({ issuer: "https://other-auth.example/" });
+    try {
+      const before = s.snapshot();
+      await assert.rejects(
+        s.run(),
+        (err: Error) => err instanceof NeedsLogin && /is now https:\/\/other-auth/.test(err.message),
+      );
+      assert.equal(s.server.tokenCalls().length, 0);
+      assert.deepEqual(s.snapshot(), before);
+    } finally {
+      s.tmp.cleanup();
+    }
+  });
+
+  it("a refused refresh token: needs a login, keeps every file, and takes a newer login from disk", async () => {
+    const s = setup({ refresh: "invalid_grant" });
+    try {
+      const before = s.snapshot();
+      await assert.rejects(s.run(), (err: Error) => err instanceof NeedsLogin);
+      assert.deepEqual(s.snapshot(), before, "nothing deleted or rewritten (Hermes #76590)");
+      assert.equal(s.provider.tokens()?.refresh_token, undefined, "the refused token is not offered again");
+      // another process (hermit login, or a peer's refresh) writes a new grant
+      s.store.writeTokens(
+        toRecord(
+          { access_token: "at-2", token_type: "bearer", expires_in: 0, refresh_token: "rt-2", issuer: AS },
+          { serverUrl: MCP, clientId: "client-1" },
+          Date.now(),
+        ),
+      );
+      assert.equal(s.provider.tokens()?.refresh_token, "rt-2");
+    } finally {
+      s.tmp.cleanup();
+    }
+  });
+
+  it("a refused client registration: needs a login, says why, keeps every file", async () => {
+    const s = setup({ refresh: "invalid_client" });
+    try {
+      const before = s.snapshot();
+      await assert.rejects(
+        s.run(),
+        (err: Error) => err instanceof NeedsLogin && /no longer accepts its client/.test(err.message),
+      );
+      assert.deepEqual(s.snapshot(), before);
+      assert.ok(!s.server.calls.some((c) => c.path === "/register"));
+    } finally {
+      s.tmp.cleanup();
+    }
+  });
+
+  for (const failure of ["503", "down"] as const) {
+    it(`a refresh that fails for now (${failure}) is reported as such, and the login kept`, async () => {
+      const s = setup({ refresh: failure });
+      try {
+        const before = s.snapshot();
+        await assert.rejects(s.run(), (err: Error) => {
+          assert.ok(err instanceof RefreshUnavailable, String(err));
+          assert.match(err.message, /could not refresh the OAuth access token .*; the stored login is kept/);
+          return true;
+        });
+        assert.deepEqual(s.snapshot(), before);
+        assert.equal(s.provider.tokens()?.refresh_token, "rt-1", "still offered next time");
+      } finally {
+        s.tmp.cleanup();
+      }
+    });
+  }
+
+  it("merges concurrent refreshes with the same refresh token into one request", async () => {
+    const s = setup({ refresh: "rotate", delayMs: 50 });
+    try {
+      const results = await Promise.all([s.run(), s.run(), s.run()]);
+      assert.deepEqual(results, ["AUTHORIZED", "AUTHORIZED", "AUTHORIZED"]);
+      assert.equal(s.server.tokenCalls().length, 1, "a rotating server would see reuse otherwise");
+      assert.equal(s.store.readTokens()?.refresh_token, "rt-new-1");
+    } finally {
+      s.tmp.cleanup();
+    }
+  });
+});
