@@ -23,10 +23,19 @@ die() {
 }
 have() { command -v "$1" >/dev/null 2>&1; }
 
-# True on a musl-based Linux (Alpine, ...), where the glibc builds do not run.
+# True on a musl-based Linux (Alpine, ...), where the glibc builds do not run. What counts is the
+# C library the system itself uses, which ldd names. Without ldd: a glibc loader means glibc (a
+# musl loader alone proves nothing there: Debian's "musl" package installs one beside glibc), and
+# a musl loader without one means musl.
 is_musl() {
+  case $(ldd --version 2>&1) in
+    *musl*) return 0 ;;
+    *GLIBC* | *"GNU libc"* | *"GNU C Library"*) return 1 ;;
+  esac
+  for f in /lib64/ld-linux-*.so.* /lib/ld-linux-*.so.* /lib/*-linux-gnu/ld-linux-*.so.*; do
+    [ -e "$f" ] && return 1
+  done
   for f in /lib/ld-musl-*.so.1; do [ -e "$f" ] && return 0; done
-  case $(ldd --version 2>&1) in *musl*) return 0 ;; esac
   return 1
 }
 

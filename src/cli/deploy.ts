@@ -6,9 +6,9 @@
  * 4 refused by screening (nothing written).
  */
 import type { Command } from "@commander-js/extra-typings";
-import os from "node:os";
 import path from "node:path";
 import process from "node:process";
+import { homeDir } from "../platform/paths.ts";
 import { Exit, usageError } from "../errors.ts";
 import type { Scope } from "../hosts/types.ts";
 import type { SetExit } from "./app.ts";
@@ -49,7 +49,7 @@ async function run(dir: string, scope: Scope, project: string | undefined, flags
   const { runDeploy, displayIn } = await import("../deploy/run.ts");
   const { renderReport } = await import("../deploy/report.ts");
   const { selfCommand } = await import("../platform/runtime.ts");
-  const home = homeOf(process.platform, process.env, os.homedir());
+  const home = homeOf(process.platform, process.env, homeDir());
   const report = await runDeploy({
     adapter: dir,
     scope,

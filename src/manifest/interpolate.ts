@@ -4,8 +4,8 @@
  * string of an entry, case-sensitive, and an unset variable keeps its literal placeholder.
  * Interpolation happens when something is spawned or connected, never in files hermit writes.
  */
-import os from "node:os";
 import path from "node:path";
+import { homeDir } from "../platform/paths.ts";
 
 const PATTERN = /\$\{([^}]+)\}/g;
 
@@ -26,13 +26,13 @@ export function contextFrom(
   env: Readonly<Record<string, string | undefined>>,
   cwd: string,
 ): InterpolationContext {
-  return { env, workspaceFolder: env.HERMIT_WORKSPACE || cwd, userHome: os.homedir() };
+  return { env, workspaceFolder: env.HERMIT_WORKSPACE || cwd, userHome: homeDir(env) };
 }
 
 function resolveName(name: string, ctx: InterpolationContext): string | undefined {
   switch (name) {
     case "userHome":
-      return ctx.userHome ?? os.homedir();
+      return ctx.userHome ?? homeDir();
     case "workspaceFolder":
       return ctx.workspaceFolder;
     case "workspaceFolderBasename":

@@ -39,7 +39,9 @@ export class ContentRouter {
 
   /** Upstreams that serve `kind`; with `runningOnly`, not those a lazy start has not started yet. */
   #serving(kind: Kind, runningOnly = false): UpstreamConnection[] {
-    return [...this.#upstreams()].filter((u) => u.config[kind] && u.capabilities?.[kind] && !(runningOnly && u.fromCache));
+    return [...this.#upstreams()].filter((u) =>
+      u.config[kind] && u.capabilities?.[kind] && !(runningOnly && u.fromCache)
+    );
   }
 
   async #collect<T>(

@@ -12,9 +12,8 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "n
 import path from "node:path";
 import process from "node:process";
 import type { ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
-import os from "node:os";
 import { log } from "../log.ts";
-import { stateDir } from "../platform/paths.ts";
+import { homeDir, stateDir } from "../platform/paths.ts";
 import type { Upstream } from "../manifest/types.ts";
 
 export interface CacheEntry {
@@ -59,7 +58,7 @@ export function defaultSchemaCache(
   platform: NodeJS.Platform = process.platform,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): SchemaCache {
-  return new SchemaCache(path.join(stateDir(platform, env, os.homedir()), "schema-cache"));
+  return new SchemaCache(path.join(stateDir(platform, env, homeDir()), "schema-cache"));
 }
 
 export class SchemaCache {

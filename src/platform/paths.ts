@@ -4,7 +4,23 @@
  * `~/.local/state/hermit`) on Linux, `~/Library/Application Support/hermit` on macOS,
  * `%LOCALAPPDATA%\hermit` on Windows. Pure: platform and environment in, path out.
  */
+import os from "node:os";
 import path from "node:path";
+import process from "node:process";
+
+/**
+ * The user's home: `HOME` (or `USERPROFILE`), else the OS's answer — which throws where there is
+ * no passwd entry (a bare container root file system) — else the temp directory.
+ */
+export function homeDir(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  if (env.HOME) return env.HOME;
+  if (env.USERPROFILE) return env.USERPROFILE;
+  try {
+    return os.homedir();
+  } catch {
+    return os.tmpdir();
+  }
+}
 
 export function stateDir(
   platform: NodeJS.Platform,

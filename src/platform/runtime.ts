@@ -16,9 +16,15 @@ const g = globalThis as unknown as { Deno?: DenoLike; Bun?: BunLike };
 
 export const runtime: "deno" | "bun" | "node" = g.Deno ? "deno" : g.Bun ? "bun" : "node";
 
+/** Is `moduleUrl` inside a `bun build --compile` (or `deno compile`) executable? Pure. */
+export function isCompiledUrl(moduleUrl: string): boolean {
+  // Windows: file:///B:/%7EBUN/root/… (the tilde arrives URL-encoded); elsewhere /$bunfs/root/….
+  const url = decodeURIComponent(moduleUrl);
+  return url.includes("$bunfs") || url.includes("~BUN") || url.includes("/deno-compile-");
+}
+
 /** True inside a `bun build --compile` (or `deno compile`) executable. */
-export const compiled: boolean = import.meta.url.includes("$bunfs") ||
-  import.meta.url.includes("~BUN") || import.meta.url.includes("/deno-compile-");
+export const compiled: boolean = isCompiledUrl(import.meta.url);
 
 export const isWindows = process.platform === "win32";
 

@@ -32,9 +32,10 @@ const DEFAULT_PATHEXT = ".COM;.EXE;.BAT;.CMD";
 
 /** The names to try for `command` on Windows, in order. Pure. */
 export function windowsCandidates(command: string, pathext: string): string[] {
-  const exts = pathext.split(";").map((e) => e.trim()).filter(Boolean);
+  // Lowercase: Windows file names are case-insensitive, and `npx.cmd` is how the file is named.
+  const exts = pathext.split(";").map((e) => e.trim().toLowerCase()).filter(Boolean);
   const ext = path.win32.extname(command).toLowerCase();
-  if (ext && exts.some((e) => e.toLowerCase() === ext)) return [command];
+  if (ext && exts.includes(ext)) return [command];
   return exts.map((e) => command + e);
 }
 

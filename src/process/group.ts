@@ -2,12 +2,15 @@
  * Children in their own process group. Every process hermit starts goes through `spawnInGroup`,
  * which records the group so it can be stopped (stdin close, SIGTERM to the group, a grace period,
  * SIGKILL) when hermit stops, and so the watchdog can reap it if hermit is killed outright.
+ * On Windows the "group" is the child's process tree (see `platform/proc.ts`), and a batch file
+ * (`npx.cmd`) is started through cmd.exe with escaped arguments (see `platform/win_cmd.ts`).
  */
 import { type ChildProcess, spawn, type StdioOptions } from "node:child_process";
 import { EventEmitter } from "node:events";
 import process from "node:process";
 import { PassThrough } from "node:stream";
-import { groupAlive, signalGroup } from "../platform/proc.ts";
+import { forgetGroup, groupAlive, signalGroup, trackGroup } from "../platform/proc.ts";
+import { comspecOf, windowsSpawnPlan } from "../platform/win_cmd.ts";
 import { type ExitStatus, exitStatusOf, spawnErrorStatus } from "./exit_status.ts";
 import { sleep, within } from "./wait.ts";
 
@@ -53,17 +56,22 @@ export class ProcessGroup {
     const windows = process.platform === "win32";
     const stdio = opts.stdio ?? ["pipe", "pipe", "pipe"];
     try {
-      this.child = spawn(command, args, {
+      const plan = windows
+        ? windowsSpawnPlan(command, args, comspecOf(opts.env))
+        : { file: command, args, verbatim: false };
+      this.child = spawn(plan.file, plan.args, {
         cwd: opts.cwd,
         env: opts.env,
         stdio,
         detached: !windows,
         windowsHide: true,
+        windowsVerbatimArguments: plan.verbatim,
       });
     } catch (err) {
       this.child = unstartedChild(err, stdio);
     }
     this.pgid = this.child.pid;
+    if (this.pgid !== undefined) trackGroup(this.pgid);
     this.exited = new Promise<ExitStatus>((resolve) => {
       // 'error' also reports failed kill()s and messages; only one without a pid is a spawn failure.
       this.child.on("error", (err) => {
@@ -99,6 +107,7 @@ export class ProcessGroup {
 
   #forget(): void {
     if (this.pgid === undefined || !groups.delete(this)) return;
+    forgetGroup(this.pgid);
     for (const l of listeners) l("remove", this.pgid);
   }
 

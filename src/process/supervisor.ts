@@ -2,8 +2,8 @@
  * The link between a running hermit and its watchdog: on the first child group it starts one
  * `hermit watchdog --ppid <us> --supervise` in its own session and tells it about every group
  * that starts or ends. If hermit is killed outright, the watchdog sees EOF on its stdin and reaps
- * every group still registered. If the watchdog dies, the next change starts a new one and
- * replays the live groups.
+ * every group still registered (on Windows: every process tree, grandchildren included). If the
+ * watchdog dies, the next change starts a new one and replays the live groups.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import process from "node:process";
@@ -17,7 +17,10 @@ let unsubscribe: (() => void) | undefined;
 function start(): ChildProcess {
   const [cmd, ...pre] = selfCommand();
   const child = spawn(cmd, [...pre, "watchdog", "--ppid", String(process.pid), "--supervise"], {
-    detached: process.platform !== "win32",
+    // Own session on POSIX. On Windows, outside the kill-on-close job object the runtime (libuv)
+    // puts children in: that job ends hermit's direct children with it, but not their children,
+    // and the watchdog must outlive hermit to end those.
+    detached: true,
     stdio: ["pipe", "ignore", "inherit"],
     env: process.env as Record<string, string>,
     windowsHide: true,

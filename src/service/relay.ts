@@ -45,6 +45,8 @@ const IDEMPOTENT = new Set([
 const isRequest = (m: JSONRPCMessage): m is JSONRPCRequest => "method" in m && "id" in m;
 const isResponse = (m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId } =>
   !("method" in m) && "id" in m;
+/** How long requests already sent may still be answered after the host closes stdin. */
+const DRAIN_MS = 30_000;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export class Relay {
@@ -88,6 +90,11 @@ export class Relay {
     }
     const why = await ended;
     log.debug(`relay ends: ${why}`);
+    // a host that closes stdin right after sending (a script, a pipe) still gets its answers
+    if (why.includes("stdin")) {
+      const deadline = Date.now() + DRAIN_MS;
+      while (this.#pending.size > 0 && Date.now() < deadline) await sleep(50);
+    }
     this.#phase = "closed";
     const service = this.#service;
     if (service) {

@@ -72,7 +72,11 @@ mcp_servers:
     let changed = 0;
     s.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
     assert.deepEqual((await s.client.listTools()).tools.map((t) => t.name), ["echo", "ghost"]);
-    assert.equal(upstreamPids(marker).length, 0, "tools/list came from the cache: nothing started (not even to scan prompts)");
+    assert.equal(
+      upstreamPids(marker).length,
+      0,
+      "tools/list came from the cache: nothing started (not even to scan prompts)",
+    );
 
     const r = await s.client.callTool({ name: "echo", arguments: { text: "hi" } });
     assert.match(textOf(r), /^echo: hi/);

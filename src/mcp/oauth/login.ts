@@ -6,7 +6,6 @@
  * exchanged, the new token is tried against the MCP server, and only then is anything written.
  * No browser is ever opened: the same flow works on a laptop and over SSH.
  */
-import os from "node:os";
 import process from "node:process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -14,7 +13,7 @@ import { Exit, HermitError, messageOf, usageError } from "../../errors.ts";
 import { SAFE_MODE_NOTICE, safeMode } from "../../gates/safe_mode.ts";
 import { contextFrom } from "../../manifest/interpolate.ts";
 import type { Manifest, Upstream } from "../../manifest/types.ts";
-import { stateDir } from "../../platform/paths.ts";
+import { homeDir, stateDir } from "../../platform/paths.ts";
 import { VERSION } from "../../version.ts";
 import { describeFailure } from "../upstream_client.ts";
 import { buildTransport, UpstreamRefused } from "../upstream_transport.ts";
@@ -67,7 +66,7 @@ export function oauthUpstream(manifest: Manifest, server: string): Upstream {
 }
 
 function storeFor(manifest: Manifest, server: string, o: Omit<LoginOptions, "timeoutMs">): OAuthStore {
-  const dir = stateDir(o.platform ?? process.platform, o.env ?? process.env, os.homedir());
+  const dir = stateDir(o.platform ?? process.platform, o.env ?? process.env, homeDir());
   return new OAuthStore(dir, manifest.name, server);
 }
 

@@ -7,7 +7,6 @@
  * only failed for now). It never deletes a credential either: a refused refresh token is merely
  * not offered again, so a login written meanwhile by another process is picked up.
  */
-import os from "node:os";
 import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import type {
   OAuthClientInformationFull,
@@ -18,7 +17,7 @@ import type {
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { InterpolationContext } from "../../manifest/interpolate.ts";
 import type { Upstream } from "../../manifest/types.ts";
-import { stateDir } from "../../platform/paths.ts";
+import { homeDir, stateDir } from "../../platform/paths.ts";
 import {
   clientMetadataFor,
   configuredClient,
@@ -155,7 +154,7 @@ export function createRuntimeAuth(
 ): RuntimeAuth {
   const { serverUrl, oauth } = resolveOAuth(u, o.interpolation);
   const provider = new RuntimeOAuthProvider({
-    store: new OAuthStore(stateDir(o.platform, o.env, os.homedir()), o.adapter, u.name),
+    store: new OAuthStore(stateDir(o.platform, o.env, homeDir()), o.adapter, u.name),
     serverUrl,
     oauth,
     server: u.name,
