@@ -21,17 +21,16 @@ import { type ScanFinding, scanText } from "../gates/scan.ts";
 import { type Refusal, refusalLine, screenManifest } from "../gates/screen_manifest.ts";
 import { needsApproval } from "../gates/trust.ts";
 import { log } from "../log.ts";
-import { contextFrom } from "../manifest/interpolate.ts";
 import type { CommandTool, Manifest, Upstream } from "../manifest/types.ts";
 import { CommandRefused, type CommandToolContext, runCommandTool } from "./command_tool.ts";
-import { Catalog, type CatalogEntry } from "./gateway_catalog.ts";
+import { capabilitiesOf, Catalog, type CatalogEntry, type SelfCheck } from "./gateway_catalog.ts";
 import { ContentRouter } from "./gateway_content.ts";
 import { askApproval, type CallContext, ServerRequests, type SessionPeer } from "./gateway_requests.ts";
-import { createRuntimeAuth, type RuntimeAuth } from "./oauth/runtime_provider.ts";
 import { defaultSchemaCache, type SchemaCache } from "./schema_cache.ts";
 import { UpstreamConnection, type UpstreamOwner } from "./upstream.ts";
 import { type Clock, realClock } from "./upstream_lifecycle.ts";
-import { buildTransport, type BuiltTransport } from "./upstream_transport.ts";
+import type { BuiltTransport } from "./upstream_transport.ts";
+import { Transports } from "./gateway_transports.ts";
 
 export type { CallContext, SessionPeer } from "./gateway_requests.ts";
 export type { CatalogEntry } from "./gateway_catalog.ts";
@@ -78,12 +77,13 @@ export class Gateway implements UpstreamOwner {
   readonly #sessions = new Set<SessionPeer>();
   readonly #reported = new Set<string>();
   /** One OAuth provider per `auth: oauth` upstream, kept across reconnects. */
-  readonly #oauth = new Map<string, RuntimeAuth>();
+  readonly #transports: Transports;
 
   constructor(manifest: Manifest, opts: GatewayOptions = {}) {
     this.manifest = manifest;
     this.#opts = opts;
     this.#env = opts.env ?? process.env;
+    this.#transports = new Transports(manifest, { ...opts, env: this.#env });
     this.clock = opts.clock ?? realClock;
     const platform = opts.platform ?? process.platform;
     this.schemaCache = opts.schemaCache === null ? undefined : opts.schemaCache ??
@@ -199,22 +199,7 @@ export class Gateway implements UpstreamOwner {
   }
 
   capabilities(): ServerCapabilities {
-    const caps: ServerCapabilities = {};
-    if (this.manifest.exports.tools.length > 0) caps.tools = { listChanged: true };
-    const backed = (allow: "resources" | "prompts") =>
-      [...this.upstreams.values()].some((u) => u.config[allow] && u.capabilities?.[allow]);
-    if (backed("resources")) {
-      const subscribe = [...this.upstreams.values()].some((u) =>
-        u.config.resources && u.capabilities?.resources?.subscribe
-      );
-      caps.resources = subscribe ? { listChanged: true, subscribe: true } : { listChanged: true };
-    }
-    if (backed("prompts")) caps.prompts = { listChanged: true };
-    const any = (cap: "logging" | "completions") =>
-      [...this.upstreams.values()].some((u) => u.capabilities?.[cap]);
-    if (any("logging")) caps.logging = {};
-    if (any("completions")) caps.completions = {};
-    return caps;
+    return capabilitiesOf(this.manifest, this.upstreams.values());
   }
 
   async callTool(
@@ -274,34 +259,9 @@ export class Gateway implements UpstreamOwner {
     }
   }
 
-  commandContext(): CommandToolContext {
-    return {
-      adapterDir: this.manifest.dir,
-      interpolation: contextFrom(this.#env, this.#opts.cwd ?? process.cwd()),
-      parentEnv: this.#env,
-      platform: this.#opts.platform ?? process.platform,
-    };
-  }
-
   /** Names exported but not provided, and upstream tools offered but not exported. */
-  selfCheck(): {
-    missing: { name: string; why: string }[];
-    unexported: { server: string; raw: string; exported: string }[];
-  } {
-    const served = new Set(this.catalog().map((e) => e.name));
-    const missing = this.manifest.exports.tools.filter((n) => !served.has(n)).map((name) => ({
-      name,
-      why: this.#catalog.whyMissing(name),
-    }));
-    const exported = new Set(this.manifest.exports.tools);
-    const unexported = [...this.upstreams.values()].flatMap((u) =>
-      u.tools.filter((t) => !exported.has(t.exported)).map((t) => ({
-        server: u.name,
-        raw: t.raw,
-        exported: t.exported,
-      }))
-    );
-    return { missing, unexported };
+  selfCheck(): SelfCheck {
+    return this.#catalog.selfCheck();
   }
 
   logSelfCheck(): void {
@@ -316,42 +276,16 @@ export class Gateway implements UpstreamOwner {
     }
   }
 
+  commandContext(): CommandToolContext {
+    return this.#transports.commandContext();
+  }
+
   // UpstreamOwner
   openTransport(u: Upstream): BuiltTransport {
-    if (this.#opts.transportFactory) {
-      return { transport: this.#opts.transportFactory(u), describe: "in process", unresolved: [] };
-    }
-    const ctx = this.commandContext();
-    const auth = this.#oauthFor(u);
-    return buildTransport(u, {
-      adapterDir: ctx.adapterDir,
-      interpolation: ctx.interpolation,
-      parentEnv: ctx.parentEnv,
-      platform: ctx.platform,
-      authProvider: auth?.provider,
-      fetch: auth?.fetch,
-    });
+    return this.#transports.open(u);
   }
-  /** The stored login of an `auth: oauth` upstream, read by every non-interactive path. */
-  #oauthFor(u: Upstream): RuntimeAuth | undefined {
-    if (u.auth !== "oauth" || u.kind === "stdio") return undefined;
-    let auth = this.#oauth.get(u.name);
-    if (!auth) {
-      const ctx = this.commandContext();
-      auth = createRuntimeAuth(u, {
-        platform: ctx.platform,
-        env: this.#env,
-        adapter: this.manifest.name,
-        adapterDir: this.manifest.dir,
-        interpolation: ctx.interpolation,
-      });
-      this.#oauth.set(u.name, auth);
-    }
-    return auth;
-  }
-  /** Changes when an OAuth upstream's stored login does (`hermit login` in another process). */
   credentialsStamp(u: Upstream): string | undefined {
-    return this.#opts.transportFactory ? undefined : this.#oauthFor(u)?.provider.store.stamp();
+    return this.#transports.credentialsStamp(u);
   }
   onToolsChanged(): void {
     this.#emit("tools");

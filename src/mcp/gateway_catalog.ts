@@ -4,7 +4,7 @@
  * its trust, read-only flag and description-scan findings. Names provided twice are served by
  * neither (fail closed). Also why an exported name is missing, for the self-check.
  */
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { sanitizeValue } from "../gates/sanitize.ts";
 import { type ScanFinding, scanTool } from "../gates/scan.ts";
 import type { Refusal } from "../gates/screen_manifest.ts";
@@ -19,6 +19,26 @@ export interface CatalogEntry {
   readOnly: boolean;
   trust: Trust;
   findings: ScanFinding[];
+}
+
+export interface SelfCheck {
+  missing: { name: string; why: string }[];
+  unexported: { server: string; raw: string; exported: string }[];
+}
+
+/** What a session server advertises: each capability only when something backs it. */
+export function capabilitiesOf(m: Manifest, upstreams: Iterable<UpstreamConnection>): ServerCapabilities {
+  const ups = [...upstreams];
+  const caps: ServerCapabilities = {};
+  if (m.exports.tools.length > 0) caps.tools = { listChanged: true };
+  if (ups.some((u) => u.config.resources && u.capabilities?.resources)) {
+    const subscribe = ups.some((u) => u.config.resources && u.capabilities?.resources?.subscribe);
+    caps.resources = subscribe ? { listChanged: true, subscribe: true } : { listChanged: true };
+  }
+  if (ups.some((u) => u.config.prompts && u.capabilities?.prompts)) caps.prompts = { listChanged: true };
+  if (ups.some((u) => u.capabilities?.logging)) caps.logging = {};
+  if (ups.some((u) => u.capabilities?.completions)) caps.completions = {};
+  return caps;
 }
 
 export interface CatalogSources {
@@ -97,6 +117,25 @@ export class Catalog {
       this.#report(`mcp_servers.${server}`, findings);
     }
     return findings;
+  }
+
+  /** Names exported but not provided, and upstream tools offered but not exported. */
+  selfCheck(): SelfCheck {
+    const served = new Set(this.entries().map((e) => e.name));
+    const exported = new Set(this.#src.manifest.exports.tools);
+    return {
+      missing: this.#src.manifest.exports.tools.filter((n) => !served.has(n)).map((name) => ({
+        name,
+        why: this.whyMissing(name),
+      })),
+      unexported: [...this.#src.upstreams.values()].flatMap((u) =>
+        u.tools.filter((t) => !exported.has(t.exported)).map((t) => ({
+          server: u.name,
+          raw: t.raw,
+          exported: t.exported,
+        }))
+      ),
+    };
   }
 
   /** Why an exported name is not served. */

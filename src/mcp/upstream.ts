@@ -17,14 +17,9 @@ import type { Upstream } from "../manifest/types.ts";
 import type { CacheEntry, SchemaCache } from "./schema_cache.ts";
 import type { GroupStdioTransport } from "./stdio_transport.ts";
 import { describeFailure, isConnectionLoss, newClient, OutcomeUncertain } from "./upstream_client.ts";
-import {
-  type Clock,
-  cooldownSeconds,
-  jitteredBackoff,
-  TtlTimer,
-  UpstreamLifecycle,
-} from "./upstream_lifecycle.ts";
-import { listAllTools, mapTools, type UpstreamTool } from "./upstream_tools.ts";
+import { type Clock, cooldownSeconds, jitteredBackoff, UpstreamLifecycle } from "./upstream_lifecycle.ts";
+import { ToolListing } from "./upstream_listing.ts";
+import type { UpstreamTool } from "./upstream_tools.ts";
 import { NeedsLogin } from "./oauth/errors.ts";
 import { LoginWatch } from "./oauth/login_watch.ts";
 import { type BuiltTransport, UpstreamRefused } from "./upstream_transport.ts";
@@ -69,24 +64,27 @@ export class UpstreamConnection {
   #client: Client | undefined;
   #transport: Transport | undefined;
   #connecting: Promise<Client> | undefined;
-  #tools: UpstreamTool[] = [];
   #capabilities: ServerCapabilities | undefined;
   #instructions: string | undefined;
-  #fromCache = false;
   #failures = 0;
   #retryAfter = 0;
   #lastError: string | undefined;
   #inFlight = 0;
   #refreshing: Promise<void> = Promise.resolve();
   readonly #life: UpstreamLifecycle;
-  readonly #ttl: TtlTimer;
+  readonly #listing: ToolListing;
   /** Armed by a `NeedsLogin` failure: the next attempt comes as soon as the stored login changes. */
   readonly #login: LoginWatch;
 
   constructor(config: Upstream, owner: UpstreamOwner) {
     this.config = config;
     this.#owner = owner;
-    this.#ttl = new TtlTimer(owner.clock);
+    this.#listing = new ToolListing(config, {
+      clock: owner.clock,
+      cache: owner.schemaCache,
+      changed: () => owner.onToolsChanged(config.name),
+      expired: () => void (this.#state === "connected" ? this.refreshTools() : this.start()),
+    });
     this.#login = new LoginWatch(owner.clock, () => owner.credentialsStamp?.(config), () => {
       log.info(`mcp_servers.${this.name}: its stored login changed; connecting`);
       void this.start();
@@ -105,7 +103,7 @@ export class UpstreamConnection {
     return this.#state;
   }
   get tools(): readonly UpstreamTool[] {
-    return this.#tools;
+    return this.#listing.tools;
   }
   get capabilities(): ServerCapabilities | undefined {
     return this.#capabilities;
@@ -121,7 +119,7 @@ export class UpstreamConnection {
   }
   /** True while the tool list comes from the schema cache, not a live listing. */
   get fromCache(): boolean {
-    return this.#fromCache;
+    return this.#listing.fromCache;
   }
 
   status() {
@@ -129,9 +127,9 @@ export class UpstreamConnection {
       name: this.name,
       state: this.#state,
       transport: this.config.kind,
-      tools: this.#tools.length,
+      tools: this.#listing.tools.length,
       pid: this.pid,
-      cached: this.#fromCache || undefined,
+      cached: this.#listing.fromCache || undefined,
       failures: this.#failures,
       retryInSeconds: this.#state === "cooldown"
         ? Math.max(0, Math.ceil((this.#retryAfter - this.#owner.clock.now()) / 1000))
@@ -147,13 +145,11 @@ export class UpstreamConnection {
 
   /** A lazy start: take the tool list from a fresh cache entry without starting anything. */
   startFromCache(entry: CacheEntry): void {
-    this.#tools = mapTools(entry.tools, this.config);
     this.#capabilities = entry.capabilities;
     this.#instructions = entry.instructions;
-    this.#fromCache = true;
-    this.#armTtl(entry);
+    this.#listing.loadCache(entry);
     log.debug(
-      `mcp_servers.${this.name}: ${this.#tools.length} tools from the schema cache; starts on first use`,
+      `mcp_servers.${this.name}: ${this.#listing.tools.length} tools from the schema cache; starts on first use`,
     );
   }
 
@@ -185,7 +181,7 @@ export class UpstreamConnection {
   }
 
   async #connect(): Promise<Client> {
-    const before = this.#tools;
+    const before = this.#listing.tools;
     const announce = this.#state === "recycled" || before.length > 0 || this.#failures > 0;
     if (this.#state !== "reconnecting") this.#state = "connecting";
     let transport: Transport | undefined;
@@ -211,7 +207,10 @@ export class UpstreamConnection {
       await client.connect(transport, { timeout: this.config.connectTimeoutSeconds * 1000 });
       this.#capabilities = client.getServerCapabilities();
       this.#instructions = client.getInstructions();
-      await this.#list(client);
+      await this.#listing.list(client, {
+        capabilities: this.#capabilities,
+        instructions: this.#instructions,
+      });
       this.#client = client;
       this.#transport = transport;
       this.#state = "connected";
@@ -220,8 +219,10 @@ export class UpstreamConnection {
       this.#login.stop();
       client.onclose = () => this.#onClosed(client);
       this.#life.connected(this.#owner.clock.now());
-      log.debug(`mcp_servers.${this.name}: connected (${built.describe}), ${this.#tools.length} tools`);
-      if (announce) this.#emitIfChanged(before);
+      log.debug(
+        `mcp_servers.${this.name}: connected (${built.describe}), ${this.#listing.tools.length} tools`,
+      );
+      if (announce) this.#listing.announceSince(before);
       return client;
     } catch (err) {
       if (err instanceof UpstreamRefused) {
@@ -239,31 +240,6 @@ export class UpstreamConnection {
       this.#failed(describeFailure(err, tail));
       throw new UpstreamUnavailable(`mcp_servers.${this.name} failed to start: ${this.#lastError}`);
     }
-  }
-
-  /** List the live tools, write them through to the cache and follow their TTL. */
-  async #list(client: Client): Promise<void> {
-    const { tools, ttlMs } = this.#capabilities?.tools
-      ? await listAllTools(client, this.name)
-      : { tools: [], ttlMs: undefined };
-    this.#tools = mapTools(tools, this.config);
-    this.#fromCache = false;
-    const entry = this.#owner.schemaCache?.put(this.config, {
-      tools: this.#tools.map((t) => t.tool),
-      capabilities: this.#capabilities,
-      instructions: this.#instructions,
-      ttlMs,
-    });
-    this.#armTtl(entry);
-  }
-
-  #armTtl(entry: CacheEntry | undefined): void {
-    const expiresAt = entry?.ttl_ms ? entry.written_at + entry.ttl_ms : undefined;
-    this.#ttl.arm(expiresAt, () => {
-      log.info(`mcp_servers.${this.name}: the tool list's ttlMs ran out; refreshing`);
-      if (this.#state === "connected") void this.refreshTools();
-      else void this.start();
-    });
   }
 
   #failed(message: string, loginNeeded = false): void {
@@ -291,31 +267,19 @@ export class UpstreamConnection {
     this.#refreshing = this.#refreshing.then(async () => {
       const client = this.#client;
       if (!client || this.#state !== "connected") return;
-      const before = this.#tools;
+      const before = this.#listing.tools;
       try {
-        await this.#list(client);
+        await this.#listing.list(client, {
+          capabilities: this.#capabilities,
+          instructions: this.#instructions,
+        });
       } catch (err) {
         log.warn(`mcp_servers.${this.name}: refreshing tools failed: ${messageOf(err)}`);
         return;
       }
-      this.#emitIfChanged(before);
+      this.#listing.announceSince(before);
     });
     return this.#refreshing;
-  }
-
-  #emitIfChanged(before: readonly UpstreamTool[]): void {
-    const key = (ts: readonly UpstreamTool[]) => JSON.stringify(ts.map((t) => [t.exported, t.tool]));
-    if (key(before) === key(this.#tools)) return;
-    const was = new Set(before.map((t) => t.exported));
-    const now = new Set(this.#tools.map((t) => t.exported));
-    const added = [...now].filter((n) => !was.has(n));
-    const removed = [...was].filter((n) => !now.has(n));
-    log.info(
-      `mcp_servers.${this.name}: tools changed${added.length ? "; added: " + added.join(", ") : ""}${
-        removed.length ? "; removed: " + removed.join(", ") : ""
-      }`,
-    );
-    this.#owner.onToolsChanged(this.name);
   }
 
   /** The connection dropped: reconnect with jittered backoff unless we closed it on purpose. */
@@ -420,7 +384,7 @@ export class UpstreamConnection {
     this.#state = "stopped";
     this.#login.stop();
     this.#life.disconnected();
-    this.#ttl.clear();
+    this.#listing.stop();
     const transport = this.#transport;
     const client = this.#client;
     this.#client = undefined;

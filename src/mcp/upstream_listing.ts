@@ -1,0 +1,93 @@
+/**
+ * What an upstream offers right now: its tool list (live, or from the schema cache for a lazy
+ * start), written through to the cache after every live listing, with a timer on the list's
+ * `ttlMs`, and a one-line log plus a change notice when the exported set changes.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import { log } from "../log.ts";
+import type { Upstream } from "../manifest/types.ts";
+import type { CacheEntry, SchemaCache } from "./schema_cache.ts";
+import { type Clock, TtlTimer } from "./upstream_lifecycle.ts";
+import { listAllTools, mapTools, type UpstreamTool } from "./upstream_tools.ts";
+
+export interface ListingHooks {
+  clock: Clock;
+  cache?: SchemaCache;
+  /** The exported tool set changed. */
+  changed(): void;
+  /** The list's ttlMs ran out. */
+  expired(): void;
+}
+
+export class ToolListing {
+  readonly #config: Upstream;
+  readonly #hooks: ListingHooks;
+  readonly #ttl: TtlTimer;
+  #tools: UpstreamTool[] = [];
+  #fromCache = false;
+
+  constructor(config: Upstream, hooks: ListingHooks) {
+    this.#config = config;
+    this.#hooks = hooks;
+    this.#ttl = new TtlTimer(hooks.clock);
+  }
+
+  get tools(): readonly UpstreamTool[] {
+    return this.#tools;
+  }
+
+  get fromCache(): boolean {
+    return this.#fromCache;
+  }
+
+  /** A lazy start: the list from a fresh cache entry, nothing started. */
+  loadCache(entry: CacheEntry): void {
+    this.#tools = mapTools(entry.tools, this.#config);
+    this.#fromCache = true;
+    this.#arm(entry);
+  }
+
+  /** List the live tools, write them through to the cache and follow their TTL. */
+  async list(
+    client: Client,
+    meta: { capabilities?: ServerCapabilities; instructions?: string },
+  ): Promise<void> {
+    const { tools, ttlMs } = meta.capabilities?.tools
+      ? await listAllTools(client, this.#config.name)
+      : { tools: [], ttlMs: undefined };
+    this.#tools = mapTools(tools, this.#config);
+    this.#fromCache = false;
+    this.#arm(
+      this.#hooks.cache?.put(this.#config, { tools: this.#tools.map((t) => t.tool), ...meta, ttlMs }),
+    );
+  }
+
+  /** Compare with an earlier list; log and notify when the exported set changed. */
+  announceSince(before: readonly UpstreamTool[]): void {
+    const key = (ts: readonly UpstreamTool[]) => JSON.stringify(ts.map((t) => [t.exported, t.tool]));
+    if (key(before) === key(this.#tools)) return;
+    const was = new Set(before.map((t) => t.exported));
+    const now = new Set(this.#tools.map((t) => t.exported));
+    const added = [...now].filter((n) => !was.has(n));
+    const removed = [...was].filter((n) => !now.has(n));
+    log.info(
+      `mcp_servers.${this.#config.name}: tools changed${added.length ? "; added: " + added.join(", ") : ""}${
+        removed.length ? "; removed: " + removed.join(", ") : ""
+      }`,
+    );
+    this.#hooks.changed();
+  }
+
+  stop(): void {
+    this.#ttl.clear();
+  }
+
+  #arm(entry: CacheEntry | undefined): void {
+    const expiresAt = entry?.ttl_ms ? entry.written_at + entry.ttl_ms : undefined;
+    this.#ttl.arm(expiresAt, () => {
+      log.info(`mcp_servers.${this.#config.name}: the tool list's ttlMs ran out; refreshing`);
+      this.#hooks.expired();
+    });
+  }
+}
