@@ -23,7 +23,7 @@ import {
 } from "../helpers/gates.ts";
 import { fixtures, runHermit } from "../helpers/hermit.ts";
 import { connectServe, type HermitSession, textOf } from "../helpers/mcp.ts";
-import { cmdline, descendants, Reaper } from "../helpers/procs.ts";
+import { cmdline, descendants, Reaper, waitFor } from "../helpers/procs.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const SCOTLAND = "\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}";
@@ -88,7 +88,10 @@ describe("gate 1: a hostile adapter is refused, the rest still serves", () => {
         const { tools } = await s.client.listTools();
         assert.deepEqual(tools.map((t) => t.name), ["good_tool"]);
         assert.equal(textOf(await s.client.callTool({ name: "good_tool", arguments: {} })), "ok");
-        assert.match(s.stderr(), new RegExp(`refused: ${where.replace(".", "\\.")}: `));
+        await waitFor(() => (new RegExp(`refused: ${where.replace(".", "\\.")}: `)).test(s.stderr()), {
+          timeoutMs: 5000,
+          what: "the log line on stderr",
+        });
         assert.deepEqual(descendants(s.pid).map(cmdline).filter((c) => /curl|evil|bash -c/.test(c)), []);
       } finally {
         await s.close();
@@ -149,7 +152,10 @@ describe("gate 1: screening right before the spawn, on interpolated values", () 
         textOf(r),
         /^refused: tools\.sneaky_tool: sh payload has network egress \('curl'\).*NOT run/,
       );
-      assert.match(s.stderr(), /refused: mcp_servers\.sneaky: sh payload has network egress \('curl'\)/);
+      await waitFor(
+        () => (/refused: mcp_servers\.sneaky: sh payload has network egress \('curl'\)/).test(s.stderr()),
+        { timeoutMs: 5000, what: "the log line on stderr" },
+      );
       assert.equal(existsSync(marker()), false, "the payload never ran");
     } finally {
       await s.close();
@@ -209,7 +215,10 @@ describe("gate 7: HERMIT_SAFE_MODE=1", () => {
     reaper.track(s.pid);
     try {
       assert.deepEqual((await s.client.listTools()).tools, []);
-      assert.match(s.stderr(), /HERMIT_SAFE_MODE is set: no upstream server and no command tool is loaded/);
+      await waitFor(
+        () => (/HERMIT_SAFE_MODE is set: no upstream server and no command tool is loaded/).test(s.stderr()),
+        { timeoutMs: 5000, what: "the log line on stderr" },
+      );
       assert.deepEqual(descendants(s.pid).map(cmdline).filter((c) => c.includes("hostile.mjs")), []);
       await assert.rejects(s.client.callTool({ name: "env_tool", arguments: {} }));
     } finally {

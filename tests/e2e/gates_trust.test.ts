@@ -64,7 +64,10 @@ describe("trust: a host without elicitation", () => {
     assert.equal(r.isError, true);
     assert.equal(textOf(r), NO_ELICITATION);
     assert.equal(written(ctx.log), "");
-    assert.match(s.stderr(), /refused: write_note on untrusted mcp_servers\.hostile: approval unavailable/);
+    await waitFor(
+      () => (/refused: write_note on untrusted mcp_servers\.hostile: approval unavailable/).test(s.stderr()),
+      { timeoutMs: 5000, what: "the log line on stderr" },
+    );
   });
 
   it("refuses a tool without annotations (no readOnlyHint: true)", async () => {
