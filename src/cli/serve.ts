@@ -6,6 +6,7 @@
  */
 import { type Command, Option } from "@commander-js/extra-typings";
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import process from "node:process";
 import { Exit, HermitError, usageError } from "../errors.ts";
 import { displayPath, loadManifest } from "../manifest/load.ts";
@@ -30,7 +31,7 @@ export function registerServe(program: Command, setExit: SetExit): void {
     .option("--standalone", "run the shared HTTP service for this adapter (prints its endpoint)")
     .option("--daemon", "with --standalone: run it in the background, logs in DIR/.serve/log")
     .option("--port <port>", "with --standalone: the port (default: serve.port, else a free one)", port)
-    .option("--host <address>", "with --standalone: the interface to bind (default 127.0.0.1)", "127.0.0.1")
+    .option("--host <address>", "with --standalone: the interface to bind (default 127.0.0.1)")
     .option("--token-file <file>", "the bearer token, from a file (needed off loopback; for --serve-url too)")
     .option(
       "--allowed-host <name>",
@@ -66,7 +67,15 @@ export function registerServe(program: Command, setExit: SetExit): void {
               Exit.usage,
             );
           }
-          const ep = await launchDetached(manifest, false);
+          // the daemon is this same command in the background, with the same service options
+          const serviceArgs = [
+            ...(opts.port !== undefined ? ["--port", String(opts.port)] : []),
+            ...(opts.host ? ["--host", opts.host] : []),
+            ...(opts.tokenFile ? ["--token-file", path.resolve(opts.tokenFile)] : []),
+            ...opts.allowedHost.flatMap((h) => ["--allowed-host", h]),
+            ...opts.allowedOrigin.flatMap((o) => ["--allowed-origin", o]),
+          ];
+          const ep = await launchDetached(manifest, false, serviceArgs);
           await writeOut(`${ep.url}\n`);
           process.stderr.write(
             `hermit: ${manifest.name} service running at ${ep.url} (pid ${ep.pid}); stop it with 'hermit stop ${
@@ -78,7 +87,7 @@ export function registerServe(program: Command, setExit: SetExit): void {
         const { runService } = await import("../service/service.ts");
         return setExit(
           await runService(manifest, {
-            host: opts.host,
+            host: opts.host ?? "127.0.0.1",
             port: opts.port ?? manifest.serve.port ?? 0,
             tokenFile: opts.tokenFile,
             allowedHosts: opts.allowedHost,
@@ -88,7 +97,17 @@ export function registerServe(program: Command, setExit: SetExit): void {
           }),
         );
       }
-      if (opts.daemon) throw usageError("--daemon goes with --standalone");
+      const serviceOnly = [
+        ["--daemon", opts.daemon],
+        ["--port", opts.port !== undefined],
+        ["--host", opts.host !== undefined],
+        ["--allowed-host", opts.allowedHost.length > 0],
+        ["--allowed-origin", opts.allowedOrigin.length > 0],
+      ].find(([, given]) => given);
+      if (serviceOnly) throw usageError(`${serviceOnly[0]} goes with --standalone`);
+      if (opts.tokenFile && !opts.serveUrl) {
+        throw usageError("--token-file goes with --standalone or --serve-url");
+      }
       if (opts.serveUrl) {
         const token = opts.tokenFile
           ? readFileSync(opts.tokenFile, "utf8").trim()

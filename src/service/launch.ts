@@ -29,13 +29,21 @@ export async function findService(dir: string): Promise<Endpoint | undefined> {
 export async function launchDetached(
   m: Manifest,
   hostLaunched: boolean,
+  serviceArgs: string[] = [],
   timeoutMs = LAUNCH_TIMEOUT_MS,
 ): Promise<Endpoint> {
   ensureServeDir(m.dir);
   const logFile = logPath(m.dir);
   const fd = openSync(logFile, "a", 0o600);
   const [cmd, ...pre] = selfCommand();
-  const args = [...pre, "serve", m.dir, "--standalone", ...(hostLaunched ? ["--host-launched"] : [])];
+  const args = [
+    ...pre,
+    "serve",
+    m.dir,
+    "--standalone",
+    ...serviceArgs,
+    ...(hostLaunched ? ["--host-launched"] : []),
+  ];
   const child = spawn(cmd, args, {
     cwd: m.dir,
     detached: true,

@@ -7,7 +7,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import process from "node:process";
 import { spawn } from "node:child_process";
-import { connect } from "node:net";
+import { connect, createServer } from "node:net";
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { hermitBin, runHermit } from "../helpers/hermit.ts";
@@ -200,11 +200,28 @@ describe("standalone service as a daemon, and relays", () => {
     );
   });
 
-  it("--daemon starts it in the background; a relay attaches; stop ends it", async () => {
-    const d = await runHermit(["serve", tmp.path, "--standalone", "--daemon"], { timeoutMs: 60_000 });
+  it("service options without --standalone are usage errors, not silently ignored", async () => {
+    for (
+      const extra of [["--port", "8123"], ["--host", "0.0.0.0"], ["--daemon"], [
+        "--allowed-origin",
+        "https://x.example",
+      ]]
+    ) {
+      const r = await runHermit(["serve", tmp.path, ...extra]);
+      assert.equal(r.code, 2, extra.join(" "));
+      assert.equal(r.stderr.trim(), `error: ${extra[0]} goes with --standalone`);
+    }
+  });
+
+  it("--daemon starts it in the background (on the --port asked for); a relay attaches; stop ends it", async () => {
+    const port = await freePort();
+    const d = await runHermit(["serve", tmp.path, "--standalone", "--daemon", "--port", String(port)], {
+      timeoutMs: 60_000,
+    });
     assert.equal(d.code, 0, d.stderr);
     const ep = readEndpointFile(tmp.path)!;
     assert.equal(d.stdout.trim(), ep.url);
+    assert.equal(new URL(ep.url).port, String(port), "the daemon got --port");
     reaper.track(ep.pid);
     const s = await connectServe(tmp.path);
     reaper.track(s.pid);
@@ -220,6 +237,15 @@ describe("standalone service as a daemon, and relays", () => {
     assert.match(readFileLog(tmp.path), /serving shared at http/);
   });
 });
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
 
 function readFileLog(dir: string): string {
   try {
