@@ -54,6 +54,11 @@ export class Catalog {
   readonly #scanned = new Map<string, ScanFinding[]>();
   readonly #report: (where: string, findings: ScanFinding[]) => void;
   readonly #collision: (name: string, sources: string[]) => void;
+  #memo: {
+    lists: readonly (readonly unknown[])[];
+    entries: CatalogEntry[];
+    byName: Map<string, CatalogEntry>;
+  } | undefined;
 
   constructor(
     src: CatalogSources,
@@ -65,18 +70,31 @@ export class Catalog {
     this.#collision = collision;
   }
 
+  /**
+   * The catalog, rebuilt only when some upstream's tool list changed (each list is replaced, never
+   * mutated, so comparing the lists themselves tells): calls look it up on the hot path.
+   */
   entries(): CatalogEntry[] {
-    const out: CatalogEntry[] = [];
+    const lists = [...this.#src.upstreams.values()].map((u) => u.tools);
+    if (
+      this.#memo && lists.length === this.#memo.lists.length &&
+      lists.every((l, i) => l === this.#memo!.lists[i])
+    ) {
+      return this.#memo.entries;
+    }
+    const entries: CatalogEntry[] = [];
     for (const name of this.#src.manifest.exports.tools) {
       const found = this.sourcesOf(name);
-      if (found.length === 1) out.push(found[0]);
+      if (found.length === 1) entries.push(found[0]);
       else if (found.length > 1) this.#collision(name, found.map(describe));
     }
-    return out;
+    this.#memo = { lists, entries, byName: new Map(entries.map((e) => [e.name, e])) };
+    return entries;
   }
 
   find(name: string): CatalogEntry | undefined {
-    return this.entries().find((e) => e.name === name);
+    this.entries();
+    return this.#memo!.byName.get(name);
   }
 
   sourcesOf(name: string): CatalogEntry[] {
