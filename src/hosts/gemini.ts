@@ -1,7 +1,8 @@
 /**
  * Gemini CLI. Project: `.gemini/settings.json` (read only in trusted folders), GEMINI.md (or the
  * first `context.fileName` the settings name), `.agents/skills`, `.gemini/agents`; user:
- * `~/.gemini/…`. `${VAR}` is its variable syntax; MCP tools are named `mcp_<server>_<tool>`.
+ * `~/.gemini/…`. In an untrusted folder no MCP server starts, the user's neither. `${VAR}` is its
+ * variable syntax; MCP tools are named `mcp_<server>_<tool>`.
  */
 import { type JsonObject, readJson } from "./edit/json.ts";
 import { bearer, contextItems, frontMatterFile, roleItems, roleTools, skillItems } from "./parts.ts";
@@ -42,7 +43,11 @@ export const gemini: HostSpec = {
       ...(project ? [fs.read(inHome(t, ".gemini", "settings.json"))] : []),
     ]);
     const unsupported: string[] = [];
-    const notes = project ? ["Gemini CLI reads .gemini/settings.json only in a trusted folder"] : [];
+    const notes = [
+      project
+        ? "Gemini CLI reads .gemini/settings.json only in a trusted folder"
+        : "Gemini CLI starts MCP servers, the user's too, only in a trusted folder",
+    ];
     if (l.kind === "remote") notes.push(`set ${l.tokenVar} in the environment Gemini CLI starts in`);
     return {
       host: "gemini",

@@ -208,4 +208,17 @@ describe("--host parsing", () => {
       /context: Cursor keeps user rules/,
     );
   });
+
+  it("Gemini CLI: the report says it needs a trusted folder, for the user's config too", () => {
+    const p = parts({ kind: "stdio", command: "h", args: [] });
+    assert.match(
+      HOSTS.gemini.plan(p, linux("project"), noFs).notes.join("\n"),
+      /reads \.gemini\/settings\.json only in a trusted folder/,
+    );
+    // Gemini CLI 0.61 starts no MCP server in an untrusted folder, user-level ones included
+    assert.match(
+      HOSTS.gemini.plan(p, linux("user"), noFs).notes.join("\n"),
+      /starts MCP servers, the user's too, only in a trusted folder/,
+    );
+  });
 });
