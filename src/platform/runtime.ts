@@ -26,8 +26,6 @@ export function isCompiledUrl(moduleUrl: string): boolean {
 /** True inside a `bun build --compile` (or `deno compile`) executable. */
 export const compiled: boolean = isCompiledUrl(import.meta.url);
 
-export const isWindows = process.platform === "win32";
-
 const mainModule = (): string => fileURLToPath(new URL("../main.ts", import.meta.url));
 
 /**
