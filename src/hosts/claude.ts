@@ -7,7 +7,15 @@
  */
 import type { JsonObject } from "./edit/json.ts";
 import { readBlock } from "./edit/markdown.ts";
-import { bearer, contextItems, frontMatterFile, roleItems, roleTools, skillItems } from "./parts.ts";
+import {
+  bearer,
+  contextItems,
+  frontMatterFile,
+  roleItems,
+  roleTools,
+  serverEntry,
+  skillItems,
+} from "./parts.ts";
 import { envDir, inHome, inProject, join } from "./paths.ts";
 import type { AdapterParts, HostFs, HostPlan, HostSpec, Item, Target } from "./types.ts";
 
@@ -39,14 +47,7 @@ export const claude: HostSpec = {
     const unsupported: string[] = [];
     const instructions = project ? inProject(t, "CLAUDE.md") : join(t, dir, "CLAUDE.md");
     const items: Item[] = [
-      {
-        kind: "entry",
-        file: project ? inProject(t, ".mcp.json") : claudeJson(t),
-        format: "json",
-        path: ["mcpServers", a.name],
-        value,
-        what: `MCP server ${a.name}`,
-      },
+      serverEntry(a, project ? inProject(t, ".mcp.json") : claudeJson(t), "json", ["mcpServers"], value),
       ...contextItems(a, instructions),
       ...skillItems(a, t, join(t, dir, "skills")),
       ...roleItems(a, (n) => join(t, dir, "agents", `${n}.md`), (role) => {

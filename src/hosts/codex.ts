@@ -7,7 +7,7 @@
  */
 import type { JsonObject } from "./edit/json.ts";
 import { readToml, renderTomlDoc } from "./edit/toml.ts";
-import { bytes, contextItems, roleItems, skillItems } from "./parts.ts";
+import { bytes, contextItems, roleItems, serverEntry, skillItems, tokenNotes } from "./parts.ts";
 import { envDir, inHome, inProject, join } from "./paths.ts";
 import type { AdapterParts, HostFs, HostPlan, HostSpec, Target } from "./types.ts";
 
@@ -51,18 +51,17 @@ export const codex: HostSpec = {
         }] trust_level = "trusted" to ${join(t, home, "config.toml")}`,
       );
     }
-    if (l.kind === "remote") notes.push(`set ${l.tokenVar} in the environment Codex starts in`);
+    notes.push(...tokenNotes(l, "Codex"));
     return {
       host: "codex",
       items: [
-        {
-          kind: "entry",
-          file: project ? inProject(t, ".codex", "config.toml") : join(t, home, "config.toml"),
-          format: "toml",
-          path: ["mcp_servers", a.name],
+        serverEntry(
+          a,
+          project ? inProject(t, ".codex", "config.toml") : join(t, home, "config.toml"),
+          "toml",
+          ["mcp_servers"],
           value,
-          what: `MCP server ${a.name}`,
-        },
+        ),
         ...contextItems(a, project ? inProject(t, "AGENTS.md") : join(t, home, "AGENTS.md")),
         ...skillItems(a, t, project ? inProject(t, ".agents", "skills") : inHome(t, ".agents", "skills")),
         ...roleItems(

@@ -5,7 +5,16 @@
  * are capped at 60 characters.
  */
 import type { JsonObject } from "./edit/json.ts";
-import { bearer, bytes, frontMatterFile, noContext, roleItems, skillItems } from "./parts.ts";
+import {
+  bearer,
+  bytes,
+  frontMatterFile,
+  noContext,
+  roleItems,
+  serverEntry,
+  skillItems,
+  tokenNotes,
+} from "./parts.ts";
 import { inHome, inProject, join } from "./paths.ts";
 import type { AdapterParts, HostPlan, HostSpec, Item, Target } from "./types.ts";
 
@@ -24,16 +33,7 @@ export const cursor: HostSpec = {
       ? { command: l.command, args: l.args }
       : { url: l.url, headers: bearer((n) => `\${env:${n}}`, l.tokenVar) };
     const unsupported: string[] = [];
-    const items: Item[] = [
-      {
-        kind: "entry",
-        file: join(t, dir, "mcp.json"),
-        format: "json",
-        path: ["mcpServers", a.name],
-        value,
-        what: `MCP server ${a.name}`,
-      },
-    ];
+    const items: Item[] = [serverEntry(a, join(t, dir, "mcp.json"), "json", ["mcpServers"], value)];
     if (project && a.context !== undefined) {
       const head = `---\ndescription: ${a.name} (from hermit deploy)\nalwaysApply: true\n---\n\n`;
       items.push({
@@ -66,7 +66,7 @@ export const cursor: HostSpec = {
       host: "cursor",
       items,
       unsupported,
-      notes: l.kind === "remote" ? [`set ${l.tokenVar} in the environment Cursor starts in`] : [],
+      notes: tokenNotes(l, "Cursor"),
       reconnect: `in Cursor: Settings → Tools & MCP, turn ${a.name} off and on`,
     };
   },

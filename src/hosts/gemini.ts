@@ -5,7 +5,16 @@
  * variable syntax; MCP tools are named `mcp_<server>_<tool>`.
  */
 import { type JsonObject, readJson } from "./edit/json.ts";
-import { bearer, contextItems, frontMatterFile, roleItems, roleTools, skillItems } from "./parts.ts";
+import {
+  bearer,
+  contextItems,
+  frontMatterFile,
+  roleItems,
+  roleTools,
+  serverEntry,
+  skillItems,
+  tokenNotes,
+} from "./parts.ts";
 import { inHome, inProject, join } from "./paths.ts";
 import type { AdapterParts, HostFs, HostPlan, HostSpec, Target } from "./types.ts";
 
@@ -47,19 +56,12 @@ export const gemini: HostSpec = {
       project
         ? "Gemini CLI reads .gemini/settings.json only in a trusted folder"
         : "Gemini CLI starts MCP servers, the user's too, only in a trusted folder",
+      ...tokenNotes(l, "Gemini CLI"),
     ];
-    if (l.kind === "remote") notes.push(`set ${l.tokenVar} in the environment Gemini CLI starts in`);
     return {
       host: "gemini",
       items: [
-        {
-          kind: "entry",
-          file: settings,
-          format: "json",
-          path: ["mcpServers", a.name],
-          value,
-          what: `MCP server ${a.name}`,
-        },
+        serverEntry(a, settings, "json", ["mcpServers"], value),
         ...contextItems(a, project ? inProject(t, name) : join(t, dir, name)),
         ...skillItems(a, t, project ? inProject(t, ".agents", "skills") : join(t, dir, "skills")),
         ...roleItems(a, (n) => join(t, dir, "agents", `${n}.md`), (role) => {

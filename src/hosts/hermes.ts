@@ -6,7 +6,15 @@
  * its MCP entry and skills need `convert`.
  */
 import type { JsonObject } from "./edit/json.ts";
-import { bearer, contextItems, frontMatterFile, noSkills, roleItems, skillItems } from "./parts.ts";
+import {
+  bearer,
+  contextItems,
+  frontMatterFile,
+  noSkills,
+  roleItems,
+  serverEntry,
+  skillItems,
+} from "./parts.ts";
 import { envDir, inHome, inProject, join, localAppData } from "./paths.ts";
 import type { AdapterParts, HostPlan, HostSpec, Item, Target } from "./types.ts";
 
@@ -44,14 +52,7 @@ export const hermes: HostSpec = {
       const value: JsonObject = l.kind === "stdio"
         ? { command: l.command, args: l.args }
         : { url: l.url, headers: bearer((n) => `\${${n}}`, l.tokenVar) };
-      items.push({
-        kind: "entry",
-        file: join(t, home, "config.yaml"),
-        format: "yaml",
-        path: ["mcp_servers", a.name],
-        value,
-        what: `MCP server ${a.name}`,
-      });
+      items.push(serverEntry(a, join(t, home, "config.yaml"), "yaml", ["mcp_servers"], value));
       items.push(...skillItems(a, t, join(t, home, "skills")));
     }
     items.push(...contextItems(a, project ? inProject(t, "AGENTS.md") : join(t, home, "AGENTS.md")));

@@ -6,7 +6,15 @@
  * version reads). The command is one array; `{env:VAR}` is its variable syntax.
  */
 import { type JsonObject, readJson } from "./edit/json.ts";
-import { bearer, contextItems, frontMatterFile, roleItems, skillItems } from "./parts.ts";
+import {
+  bearer,
+  contextItems,
+  frontMatterFile,
+  roleItems,
+  serverEntry,
+  skillItems,
+  tokenNotes,
+} from "./parts.ts";
 import { configHome, inProject, join } from "./paths.ts";
 import type { AdapterParts, HostFs, HostPlan, HostSpec, Target } from "./types.ts";
 
@@ -67,14 +75,7 @@ export const opencode: HostSpec = {
     return {
       host: "opencode",
       items: [
-        {
-          kind: "entry",
-          file,
-          format: "json",
-          path: v2 ? ["mcp", "servers", a.name] : ["mcp", a.name],
-          value,
-          what: `MCP server ${a.name}`,
-        },
+        serverEntry(a, file, "json", v2 ? ["mcp", "servers"] : ["mcp"], value),
         ...contextItems(a, project ? inProject(t, "AGENTS.md") : join(t, configDir(t), "AGENTS.md")),
         ...skillItems(a, t, project ? inProject(t, ".agents", "skills") : join(t, configDir(t), "skills")),
         ...roleItems(
@@ -88,7 +89,7 @@ export const opencode: HostSpec = {
         ),
       ],
       unsupported,
-      notes: l.kind === "remote" ? [`set ${l.tokenVar} in the environment OpenCode starts in`] : [],
+      notes: tokenNotes(l, "OpenCode"),
       reconnect: "restart OpenCode (it reads its config at start; /mcps shows the server)",
     };
   },

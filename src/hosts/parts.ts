@@ -1,17 +1,34 @@
 /**
  * What several hosts share when turning adapter parts into items: the context block, skill
- * directories copied file by file, role files with converted front matter (tool names mapped to the
+ * directories copied file by file, the MCP server entry, role files with converted front matter (tool names mapped to the
  * host's own), and the bearer header written as a variable reference in the host's syntax.
  */
 import { stringify } from "yaml";
 import type { FrontMatterDoc } from "../adapter/content.ts";
+import type { JsonObject } from "./edit/json.ts";
 import { pathApi } from "./paths.ts";
-import type { AdapterParts, Item, Target } from "./types.ts";
+import type { AdapterParts, ConfigFormat, Item, Launch, Target } from "./types.ts";
 
 const encoder = new TextEncoder();
 
 export function bytes(text: string): Uint8Array {
   return encoder.encode(text);
+}
+
+/** The adapter's MCP server entry: `value` under `[...section, a.name]` in the host's config `file`. */
+export function serverEntry(
+  a: AdapterParts,
+  file: string,
+  format: ConfigFormat,
+  section: string[],
+  value: JsonObject,
+): Item {
+  return { kind: "entry", file, format, path: [...section, a.name], value, what: `MCP server ${a.name}` };
+}
+
+/** The note a remote entry needs: the host expands the token variable from its own environment. */
+export function tokenNotes(l: Launch, host: string): string[] {
+  return l.kind === "remote" ? [`set ${l.tokenVar} in the environment ${host} starts in`] : [];
 }
 
 /** The adapter's context as a marked block in `file`. */

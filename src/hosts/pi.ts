@@ -4,7 +4,7 @@
  * `AGENTS.md`, `skills/`. `mcpServers` shape; `${VAR}` in headers. Pi has no subagents.
  */
 import type { JsonObject } from "./edit/json.ts";
-import { bearer, contextItems, noRoles, skillItems } from "./parts.ts";
+import { bearer, contextItems, noRoles, serverEntry, skillItems } from "./parts.ts";
 import { envDir, inHome, inProject, join } from "./paths.ts";
 import type { AdapterParts, HostPlan, HostSpec, Target } from "./types.ts";
 
@@ -29,14 +29,13 @@ export const pi: HostSpec = {
     return {
       host: "pi",
       items: [
-        {
-          kind: "entry",
-          file: project ? inProject(t, ".pi", "mcp.json") : join(t, dir, "mcp.json"),
-          format: "json",
-          path: ["mcpServers", a.name],
+        serverEntry(
+          a,
+          project ? inProject(t, ".pi", "mcp.json") : join(t, dir, "mcp.json"),
+          "json",
+          ["mcpServers"],
           value,
-          what: `MCP server ${a.name}`,
-        },
+        ),
         ...contextItems(a, project ? inProject(t, "AGENTS.md") : join(t, dir, "AGENTS.md")),
         ...skillItems(a, t, project ? inProject(t, ".agents", "skills") : join(t, dir, "skills")),
       ],

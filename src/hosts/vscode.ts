@@ -13,7 +13,9 @@ import {
   noContext,
   roleItems,
   roleTools,
+  serverEntry,
   skillItems,
+  tokenNotes,
 } from "./parts.ts";
 import { appData, configHome, inHome, inProject, join } from "./paths.ts";
 import type { AdapterParts, HostPlan, HostSpec, Target } from "./types.ts";
@@ -42,19 +44,20 @@ export const vscode: HostSpec = {
       "VS Code keeps user instructions in its settings, not in a file; deploy into a project instead",
     );
     const agents = project ? inProject(t, ".github", "agents") : inHome(t, ".copilot", "agents");
-    const notes = project ? ["VS Code starts a workspace's MCP servers only in a trusted workspace"] : [];
-    if (l.kind === "remote") notes.push(`set ${l.tokenVar} in the environment VS Code starts in`);
+    const notes = [
+      ...(project ? ["VS Code starts a workspace's MCP servers only in a trusted workspace"] : []),
+      ...tokenNotes(l, "VS Code"),
+    ];
     return {
       host: "vscode",
       items: [
-        {
-          kind: "entry",
-          file: project ? inProject(t, ".vscode", "mcp.json") : join(t, vscodeUserDir(t), "mcp.json"),
-          format: "json",
-          path: ["servers", a.name],
+        serverEntry(
+          a,
+          project ? inProject(t, ".vscode", "mcp.json") : join(t, vscodeUserDir(t), "mcp.json"),
+          "json",
+          ["servers"],
           value,
-          what: `MCP server ${a.name}`,
-        },
+        ),
         ...(project ? contextItems(a, inProject(t, ".github", "copilot-instructions.md")) : []),
         ...skillItems(a, t, project ? inProject(t, ".github", "skills") : inHome(t, ".copilot", "skills")),
         ...roleItems(a, (n) => join(t, agents, `${n}.agent.md`), (role) => {
