@@ -89,7 +89,7 @@ export class UpstreamConnection {
       log.info(`mcp_servers.${this.name}: its stored login changed; connecting`);
       void this.start();
     });
-    this.#life = new UpstreamLifecycle(config, {
+    this.#life = new UpstreamLifecycle(config, owner.clock, {
       busy: () => this.#inFlight > 0,
       recycle: (why) => void this.#recycle(why),
       ping: () => this.#keepalive(),
@@ -218,7 +218,7 @@ export class UpstreamConnection {
       this.#lastError = undefined;
       this.#login.stop();
       client.onclose = () => this.#onClosed(client);
-      this.#life.connected(this.#owner.clock.now());
+      this.#life.connected();
       log.debug(
         `mcp_servers.${this.name}: connected (${built.describe}), ${this.#listing.tools.length} tools`,
       );
@@ -348,7 +348,7 @@ export class UpstreamConnection {
       return await fn(client);
     } finally {
       this.#inFlight--;
-      this.#life.activity(this.#owner.clock.now());
+      this.#life.activity();
     }
   }
 

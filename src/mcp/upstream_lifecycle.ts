@@ -65,38 +65,35 @@ export interface LifecycleHooks {
 
 export class UpstreamLifecycle {
   readonly #config: Upstream;
+  readonly #clock: Clock;
   readonly #hooks: LifecycleHooks;
   #connectedAt = 0;
   #lastActivity = 0;
-  #recycleTimer: ReturnType<typeof setTimeout> | undefined;
-  #keepaliveTimer: ReturnType<typeof setInterval> | undefined;
+  #recycleTimer: unknown;
+  #keepaliveTimer: unknown;
 
-  constructor(config: Upstream, hooks: LifecycleHooks) {
+  constructor(config: Upstream, clock: Clock, hooks: LifecycleHooks) {
     this.#config = config;
+    this.#clock = clock;
     this.#hooks = hooks;
   }
 
-  connected(now = Date.now()): void {
+  connected(): void {
     this.disconnected();
-    this.#connectedAt = now;
-    this.#lastActivity = now;
-    if (this.#config.kind !== "stdio") {
-      this.#keepaliveTimer = setInterval(() => {
-        if (!this.#hooks.busy()) void this.#hooks.ping();
-      }, this.#config.keepaliveSeconds * 1000);
-      unref(this.#keepaliveTimer);
-    }
+    this.#connectedAt = this.#clock.now();
+    this.#lastActivity = this.#connectedAt;
+    if (this.#config.kind !== "stdio") this.#armKeepalive();
     this.#arm();
   }
 
-  activity(now = Date.now()): void {
-    this.#lastActivity = now;
+  activity(): void {
+    this.#lastActivity = this.#clock.now();
     this.#arm();
   }
 
   disconnected(): void {
-    clearTimeout(this.#recycleTimer);
-    clearInterval(this.#keepaliveTimer);
+    this.#clear(this.#recycleTimer);
+    this.#clear(this.#keepaliveTimer);
     this.#recycleTimer = undefined;
     this.#keepaliveTimer = undefined;
   }
@@ -113,20 +110,27 @@ export class UpstreamLifecycle {
     return candidates.sort((a, b) => a.at - b.at)[0];
   }
 
+  #armKeepalive(): void {
+    this.#keepaliveTimer = this.#clock.setTimeout(() => {
+      if (!this.#hooks.busy()) void this.#hooks.ping();
+      this.#armKeepalive();
+    }, this.#config.keepaliveSeconds * 1000);
+  }
+
   #arm(): void {
-    clearTimeout(this.#recycleTimer);
+    this.#clear(this.#recycleTimer);
+    this.#recycleTimer = undefined;
     if (this.#config.kind !== "stdio" || !this.#connectedAt) return;
     const next = this.nextRecycle();
     if (!next) return;
-    this.#recycleTimer = setTimeout(() => {
+    this.#recycleTimer = this.#clock.setTimeout(() => {
       if (this.#hooks.busy()) return; // the call's end re-arms
-      if (Date.now() >= next.at - 5) this.#hooks.recycle(next.why);
+      if (this.#clock.now() >= next.at - 5) this.#hooks.recycle(next.why);
       else this.#arm();
-    }, Math.max(0, next.at - Date.now()));
-    unref(this.#recycleTimer);
+    }, Math.max(0, next.at - this.#clock.now()));
   }
-}
 
-function unref(t: unknown): void {
-  (t as { unref?: () => void }).unref?.();
+  #clear(handle: unknown): void {
+    if (handle !== undefined) this.#clock.clearTimeout(handle);
+  }
 }

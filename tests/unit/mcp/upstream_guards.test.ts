@@ -1,7 +1,8 @@
 /**
  * The guards against spawn storms, with a fake clock and counted transports: concurrent callers
  * share one connect attempt (duplicate-spawn guard); after a failure the server is not tried again
- * until its cooldown — min(30·2^(n-1), 600) s — has passed, and calls fail fast meanwhile.
+ * until its cooldown — min(30·2^(n-1), 600) s — has passed, and calls fail fast meanwhile. The
+ * idle recycle runs on the same injected clock.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -109,6 +110,32 @@ describe("connect guards", () => {
     assert.equal(opened, 2, "one attempt once the cooldown is over");
     await assert.rejects(up.ensureConnected(), /next attempt in 60 s/);
     assert.equal(up.status().failures, 2);
+    await gateway.stop();
+  });
+
+  it("an idle stdio server is recycled on the gateway's clock, after idle_timeout_seconds", async () => {
+    const idle = parseManifest(
+      "name: guards\nexports: { tools: [ping_tool] }\nmcp_servers:\n  up: { command: unused, idle_timeout_seconds: 60, tools: { include: [ping_tool] } }\n",
+      "/x/hermit.yaml",
+      "/x",
+    ).manifest;
+    let opened = 0;
+    const clock = new FakeClock();
+    const gateway = new Gateway(idle, {
+      clock,
+      schemaCache: null,
+      transportFactory: () => (opened++, slowServer(0)),
+    });
+    await gateway.start();
+    const up = gateway.upstreams.get("up")!;
+    assert.equal(up.state, "connected");
+    clock.advance(59_000);
+    assert.equal(up.state, "connected", "not before the idle timeout");
+    clock.advance(1_000);
+    assert.equal(up.state, "recycled");
+    const r = await up.callTool("ping_tool", {}, { readOnly: true });
+    assert.equal((r.content as { text: string }[])[0].text, "pong");
+    assert.equal(opened, 2, "the next call starts it again");
     await gateway.stop();
   });
 });
