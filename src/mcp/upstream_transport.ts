@@ -73,10 +73,6 @@ export function buildTransport(u: Upstream, ctx: TransportContext): BuiltTranspo
       requestInit,
       authProvider: ctx.authProvider,
       fetch: ctx.fetch,
-      eventSourceInit: {
-        fetch: (input, init) =>
-          fetch(input, { ...init, headers: { ...value.headers, ...headersOf(init?.headers) } }),
-      },
     })
     : new StreamableHTTPClientTransport(url, {
       requestInit,
@@ -84,9 +80,4 @@ export function buildTransport(u: Upstream, ctx: TransportContext): BuiltTranspo
       fetch: ctx.fetch,
     });
   return { transport, describe: `${url.origin}${url.pathname}`, unresolved };
-}
-
-function headersOf(h: HeadersInit | undefined): Record<string, string> {
-  if (!h) return {};
-  return Object.fromEntries(new Headers(h).entries());
 }
