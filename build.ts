@@ -27,6 +27,7 @@ import {
 } from "node:fs";
 import path from "node:path";
 import process from "node:process";
+import { fileURLToPath } from "node:url";
 
 interface Target {
   name: string;
@@ -44,7 +45,7 @@ export const TARGETS: Target[] = [
   { name: "windows-x64", bun: "bun-windows-x64", deno: "x86_64-pc-windows-msvc", exe: true },
 ];
 
-const root = path.dirname(new URL(import.meta.url).pathname);
+const root = path.dirname(fileURLToPath(import.meta.url));
 const entry = path.join(root, "src", "main.ts");
 const version: string = JSON.parse(readFileSync(path.join(root, "deno.json"), "utf8")).version;
 const denoVersion = (globalThis as unknown as { Deno?: { version: { deno: string } } }).Deno?.version.deno;

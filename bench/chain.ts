@@ -2,42 +2,18 @@
  * Bench section: the same tool call through every chain a host could use, in one run:
  * direct stdio; hermit serve (session); host → hermit relay → hermit service → upstream; and the
  * same relay chain built from peers, mcp-remote (stdio → HTTP) → supergateway (HTTP → stdio).
+ * Every client, service and gateway it starts is stopped before it returns, or throws.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import process from "node:process";
-import { callLatency, type CallStats, memoryOf, sleep, stdioClient } from "./lib.ts";
+import { callLatency, type CallStats, memoryOf, stdioClient } from "./lib.ts";
+import { startService, startSupergateway } from "./service.ts";
 
 export interface ChainRow {
   label: string;
   stats: CallStats;
   rssMiB: number;
   processes: number;
-}
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import("node:net");
-  return await new Promise((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitHttp(url: string, deadlineMs = 60_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (Date.now() < end) {
-    try {
-      await fetch(url, { signal: AbortSignal.timeout(1000) });
-      return;
-    } catch {
-      await sleep(100);
-    }
-  }
-  throw new Error(`${url} did not come up`);
 }
 
 export async function chains(
@@ -47,6 +23,8 @@ export async function chains(
     sessionAdapter: string;
     standaloneAdapter: string;
     root: string;
+    /** The run's scratch directory (mcp-remote's config dir goes here). */
+    work: string;
     calls: number;
   },
 ): Promise<ChainRow[]> {
@@ -57,15 +35,18 @@ export async function chains(
     client: Awaited<ReturnType<typeof stdioClient>>,
     extraPids: number[] = [],
   ) => {
-    const stats = await callLatency(client.client, "echo", args, opts.calls);
-    const mem = [client.pid, ...extraPids].map((p) => memoryOf(p, true));
-    rows.push({
-      label,
-      stats,
-      rssMiB: mem.reduce((a, m) => a + m.rss, 0),
-      processes: mem.reduce((a, m) => a + m.processes, 0),
-    });
-    await client.close();
+    try {
+      const stats = await callLatency(client.client, "echo", args, opts.calls);
+      const mem = [client.pid, ...extraPids].map((p) => memoryOf(p, true));
+      rows.push({
+        label,
+        stats,
+        rssMiB: mem.reduce((a, m) => a + m.rss, 0),
+        processes: mem.reduce((a, m) => a + m.processes, 0),
+      });
+    } finally {
+      await client.close();
+    }
   };
 
   await measure("direct stdio (client → server)", await stdioClient("node", [opts.everything]));
@@ -75,42 +56,28 @@ export async function chains(
   );
 
   // hermit relay chain: start the service first so the relay attaches, not launches
-  const svc = spawn(opts.hermit, ["serve", opts.standaloneAdapter, "--standalone"], {
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  let out = "";
-  svc.stdout.setEncoding("utf8").on("data", (d) => (out += d));
-  while (!/http:\/\/\S+\/mcp/.test(out)) await sleep(50);
-  const relay = await stdioClient(opts.hermit, ["serve", opts.standaloneAdapter]);
-  await measure("hermit relay → hermit service → server", relay, [svc.pid!]);
-  process.kill(svc.pid!, "SIGTERM");
+  const svc = await startService(opts.hermit, opts.standaloneAdapter);
+  try {
+    const relay = await stdioClient(opts.hermit, ["serve", opts.standaloneAdapter]);
+    await measure("hermit relay → hermit service → server", relay, [svc.pid]);
+  } finally {
+    await svc.stop();
+  }
 
   // the peers' chain: mcp-remote (stdio → HTTP) → supergateway (stateful Streamable HTTP → stdio)
-  const port = await freePort();
-  const gw = spawn("node", [
-    path.join(opts.root, "node_modules", "supergateway", "dist", "index.js"),
-    "--stdio",
-    `node ${opts.everything}`,
-    "--outputTransport",
-    "streamableHttp",
-    "--stateful",
-    "--port",
-    String(port),
-    "--logLevel",
-    "none",
-  ], { stdio: "ignore", detached: true });
-  await waitHttp(`http://127.0.0.1:${port}/mcp`);
-  const home = mkdtempSync(path.join(os.tmpdir(), "hermit-bench-mcp-remote-"));
-  const remote = await stdioClient("node", [
-    path.join(opts.root, "node_modules", "mcp-remote", "dist", "proxy.js"),
-    `http://127.0.0.1:${port}/mcp`,
-    "--transport",
-    "http-only",
-    "--silent",
-  ], { HOME: home, MCP_REMOTE_CONFIG_DIR: home });
-  await measure("mcp-remote → supergateway → server", remote, [gw.pid!]);
+  const gw = await startSupergateway(opts.root, opts.everything);
   try {
-    process.kill(-gw.pid!, "SIGTERM");
-  } catch { /* gone */ }
+    const home = mkdtempSync(path.join(opts.work, "mcp-remote-"));
+    const remote = await stdioClient("node", [
+      path.join(opts.root, "node_modules", "mcp-remote", "dist", "proxy.js"),
+      gw.url,
+      "--transport",
+      "http-only",
+      "--silent",
+    ], { HOME: home, MCP_REMOTE_CONFIG_DIR: home });
+    await measure("mcp-remote → supergateway → server", remote, [gw.pid]);
+  } finally {
+    await gw.stop();
+  }
   return rows;
 }

@@ -2,20 +2,24 @@
  * `deno task bench`: hermit against the alternatives, side by side in one run, on this machine.
  * Sections: per-call latency through every chain (direct, hermit serve, hermit relay → service,
  * mcp-remote → supergateway); spawn to first `tools/list` (direct, eager, lazy with a warm schema
- * cache, command tools only); 32 sessions on one service vs 32 separate servers. Prints markdown
- * tables (medians, p99, ratios) for the README.
+ * cache, command tools only); N sessions on one service vs N separate servers. Prints markdown
+ * tables (medians, p99, ratios) for the README. The run's scratch directory is removed and every
+ * process it started is stopped whether it succeeds or fails; a failure is one line on stderr
+ * and exit 1.
  *
  *   deno task bench [--calls N] [--spawns N] [--sessions N] [--only chain,spawn,sessions]
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import process from "node:process";
+import { fileURLToPath } from "node:url";
 import { chains } from "./chain.ts";
 import { median, spawnToList, table } from "./lib.ts";
 import { sessions } from "./sessions.ts";
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+const SECTIONS = ["chain", "spawn", "sessions"];
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const hermit = path.join(root, "dist", "hermit");
 const everything = path.join(
   root,
@@ -25,22 +29,37 @@ const everything = path.join(
   "dist",
   "index.js",
 );
+const notes = path.join(root, "examples", "notes");
+
+function usage(message: string): never {
+  console.error(`bench: error: ${message}`);
+  process.exit(2);
+}
 
 const argv = process.argv.slice(2);
-const opt = (name: string, dflt: number) => {
+const value = (name: string): string | undefined => {
   const i = argv.indexOf(name);
-  return i >= 0 ? Number(argv[i + 1]) : dflt;
+  if (i < 0) return undefined;
+  if (argv[i + 1] === undefined) usage(`${name} needs a value`);
+  return argv[i + 1];
 };
-const only = argv.includes("--only")
-  ? argv[argv.indexOf("--only") + 1].split(",")
-  : ["chain", "spawn", "sessions"];
-const CALLS = opt("--calls", 1000);
-const SPAWNS = opt("--spawns", 10);
-const SESSIONS = opt("--sessions", 32);
+const count = (name: string, dflt: number): number => {
+  const v = value(name);
+  if (v === undefined) return dflt;
+  if (!/^[1-9]\d*$/.test(v)) usage(`${name} must be a whole number above 0, not '${v}'`);
+  return Number(v);
+};
+const only = value("--only")?.split(",") ?? SECTIONS;
+const unknown = only.find((s) => !SECTIONS.includes(s));
+if (unknown !== undefined) usage(`--only: unknown section '${unknown}'; use ${SECTIONS.join(",")}`);
+const CALLS = count("--calls", 1000);
+const SPAWNS = count("--spawns", 10);
+const SESSIONS = count("--sessions", 32);
+const CALLS_EACH = 50;
+if (!existsSync(hermit)) usage(`${hermit} is missing; build it first with 'deno task build'`);
 
 const work = mkdtempSync(path.join(os.tmpdir(), "hermit-bench-"));
-const home = path.join(work, "state");
-process.env.HERMIT_HOME = home; // hermit's schema cache for this run only
+process.env.HERMIT_HOME = path.join(work, "state"); // hermit's schema cache for this run only
 
 function adapter(name: string, extra: string): string {
   const dir = path.join(work, name);
@@ -54,23 +73,19 @@ function adapter(name: string, extra: string): string {
   writeFileSync(path.join(dir, "SERVICE.md"), "hermit serve . --standalone\n");
   return dir;
 }
-const sessionAdapter = adapter("session", "");
-const lazyAdapter = adapter("lazy", "    lazy: true\n");
-const standaloneAdapter = adapter(
-  "standalone",
-  "serve:\n  lifecycle: standalone\n  host_launch: false\n  instructions: SERVICE.md\n",
-);
-const notes = path.join(root, "examples", "notes");
 
-console.log(`# hermit benchmark\n`);
-console.log(
-  `${new Date().toISOString()} · ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"} · load ${
-    os.loadavg().map((l) => l.toFixed(2)).join(" ")
-  }\n`,
-);
+const ratio = (x: number, reference: number) => `×${(x / reference).toFixed(2)}`;
 
-if (only.includes("chain")) {
-  const rows = await chains({ hermit, everything, sessionAdapter, standaloneAdapter, root, calls: CALLS });
+async function chainSection(sessionAdapter: string, standaloneAdapter: string) {
+  const rows = await chains({
+    hermit,
+    everything,
+    sessionAdapter,
+    standaloneAdapter,
+    root,
+    work,
+    calls: CALLS,
+  });
   const direct = rows[0].stats.p50;
   console.log(`## Per call: server-everything \`echo\`, ${CALLS} sequential calls\n`);
   console.log(
@@ -81,7 +96,7 @@ if (only.includes("chain")) {
         r.stats.p50,
         r.stats.p99,
         r.stats.perSecond,
-        r === rows[0] ? "—" : `×${(r.stats.p50 / direct).toFixed(2)}`,
+        r === rows[0] ? "—" : ratio(r.stats.p50, direct),
         r.processes,
         r.rssMiB,
       ]),
@@ -89,7 +104,7 @@ if (only.includes("chain")) {
   );
 }
 
-if (only.includes("spawn")) {
+async function spawnSection(sessionAdapter: string, lazyAdapter: string) {
   const measure = async (label: string, cmd: string, args: string[]) => {
     const runs: number[] = [];
     for (let i = 0; i < SPAWNS; i++) runs.push(await spawnToList(cmd, args, {}, work));
@@ -103,36 +118,52 @@ if (only.includes("spawn")) {
     await measure("hermit serve, command tools only (examples/notes)", hermit, ["serve", notes]),
   ];
   console.log(`\n## Spawn to first tools/list (median of ${SPAWNS})\n`);
+  console.log(
+    "Peers (mcp-remote, supergateway) appear only in the per-call table: each is one half of a\n" +
+      "relay chain, not a server a host spawns on its own.\n",
+  );
   console.log(table(
     ["server", "median ms", "min", "max", "vs the server alone"],
-    rows.map((r) => [
-      r.label,
-      r.ms,
-      r.min,
-      r.max,
-      r === rows[0] ? "—" : `×${(r.ms / rows[0].ms).toFixed(2)}`,
-    ]),
+    rows.map((r) => [r.label, r.ms, r.min, r.max, r === rows[0] ? "—" : ratio(r.ms, rows[0].ms)]),
   ));
 }
 
-if (only.includes("sessions")) {
+async function sessionsSection(sessionAdapter: string, standaloneAdapter: string) {
   const rows = await sessions({
     hermit,
     everything,
     sessionAdapter,
     standaloneAdapter,
     n: SESSIONS,
-    callsEach: 50,
+    callsEach: CALLS_EACH,
   });
-  console.log(`\n## ${SESSIONS} sessions calling at once (50 calls each)\n`);
+  const alone = rows[rows.length - 1];
+  console.log(`\n## ${SESSIONS} sessions calling at once (${CALLS_EACH} calls each)\n`);
+  console.log(
+    '"vs alone": against the last row, the server alone. "all connected": from nothing running to\n' +
+      "every session initialized, the shared service's start-up included. Peers (mcp-remote,\n" +
+      "supergateway) appear only in the per-call table.\n",
+  );
   console.log(
     table(
-      ["setup", "processes", "RSS MiB", "calls/s", "p50 µs", "p99 µs", "all connected in ms"],
+      [
+        "setup",
+        "processes",
+        "RSS MiB",
+        "RSS vs alone",
+        "calls/s",
+        "calls/s vs alone",
+        "p50 µs",
+        "p99 µs",
+        "all connected in ms",
+      ],
       rows.map((r) => [
         r.label,
         r.processes,
         r.rssMiB,
+        r === alone ? "—" : ratio(r.rssMiB, alone.rssMiB),
         r.perSecond,
+        r === alone ? "—" : ratio(r.perSecond, alone.perSecond),
         r.p50,
         r.p99,
         r.startMs,
@@ -141,5 +172,27 @@ if (only.includes("sessions")) {
   );
 }
 
-rmSync(work, { recursive: true, force: true });
-process.exit(0);
+let failed = false;
+try {
+  const sessionAdapter = adapter("session", "");
+  const lazyAdapter = adapter("lazy", "    lazy: true\n");
+  const standaloneAdapter = adapter(
+    "standalone",
+    "serve:\n  lifecycle: standalone\n  host_launch: false\n  instructions: SERVICE.md\n",
+  );
+  console.log(`# hermit benchmark\n`);
+  console.log(
+    `${new Date().toISOString()} · ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"} · load ${
+      os.loadavg().map((l) => l.toFixed(2)).join(" ")
+    }\n`,
+  );
+  if (only.includes("chain")) await chainSection(sessionAdapter, standaloneAdapter);
+  if (only.includes("spawn")) await spawnSection(sessionAdapter, lazyAdapter);
+  if (only.includes("sessions")) await sessionsSection(sessionAdapter, standaloneAdapter);
+} catch (err) {
+  console.error(`bench: error: ${err instanceof Error ? err.message : String(err)}`);
+  failed = true;
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);

@@ -1,11 +1,11 @@
 /**
- * Bench section: 32 host sessions. One hermit service shared by 32 relays, against 32 separate
- * `hermit serve` sessions (each with its own upstream) and 32 separate servers run directly:
- * processes, total RSS, calls per second and p99 with all sessions calling at once.
+ * Bench section: N host sessions. One hermit service shared by N relays, against N separate
+ * `hermit serve` sessions (each with its own upstream) and N separate servers run directly:
+ * processes, total RSS, calls per second and p99 with all sessions calling at once, and the time
+ * from nothing running to every session connected (the shared service's start-up included).
  */
-import { spawn } from "node:child_process";
-import process from "node:process";
-import { memoryOf, percentile, sleep, stdioClient } from "./lib.ts";
+import { memoryOf, percentile, stdioClient } from "./lib.ts";
+import { type Background, startService } from "./service.ts";
 
 export interface SessionsRow {
   label: string;
@@ -19,6 +19,7 @@ export interface SessionsRow {
 
 type Client = Awaited<ReturnType<typeof stdioClient>>;
 
+/** All sessions call `echo` at once, `callsEach` times each; a failed call fails the row. */
 async function load(
   clients: Client[],
   callsEach: number,
@@ -28,12 +29,27 @@ async function load(
   await Promise.all(clients.map(async (c) => {
     for (let i = 0; i < callsEach; i++) {
       const s = performance.now();
-      await c.client.callTool({ name: "echo", arguments: { message: `m${i}` } });
+      const r = await c.client.callTool({ name: "echo", arguments: { message: `m${i}` } });
       times.push((performance.now() - s) * 1000);
+      if (r.isError) throw new Error(`echo failed: ${JSON.stringify(r.content)}`);
     }
   }));
   const seconds = (performance.now() - t0) / 1000;
   return { perSecond: times.length / seconds, p50: percentile(times, 50), p99: percentile(times, 99) };
+}
+
+/** `n` sessions of one command, connected at once; if any fails, the others are closed. */
+async function connectAll(n: number, command: string, args: string[]): Promise<Client[]> {
+  const settled = await Promise.allSettled(Array.from({ length: n }, () => stdioClient(command, args)));
+  const clients = settled.flatMap((s) => s.status === "fulfilled" ? [s.value] : []);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+  if (!failed) return clients;
+  await Promise.all(clients.map((c) => c.close()));
+  throw new Error(
+    `${n - clients.length} of ${n} sessions of ${command} ${args.join(" ")} did not connect: ${
+      failed.reason instanceof Error ? failed.reason.message : failed.reason
+    }`,
+  );
 }
 
 async function run(
@@ -45,19 +61,23 @@ async function run(
   const t0 = performance.now();
   const clients = await start();
   const startMs = performance.now() - t0;
-  const r = await load(clients, callsEach);
-  const pids = [...clients.map((c) => c.pid), ...extraPids()];
-  const mem = pids.map((p) => memoryOf(p, true));
-  await Promise.all(clients.map((c) => c.close()));
-  return {
-    label,
-    processes: mem.reduce((a, m) => a + m.processes, 0),
-    rssMiB: mem.reduce((a, m) => a + m.rss, 0),
-    startMs,
-    ...r,
-  };
+  try {
+    const r = await load(clients, callsEach);
+    const pids = [...clients.map((c) => c.pid), ...extraPids()];
+    const mem = pids.map((p) => memoryOf(p, true));
+    return {
+      label,
+      processes: mem.reduce((a, m) => a + m.processes, 0),
+      rssMiB: mem.reduce((a, m) => a + m.rss, 0),
+      startMs,
+      ...r,
+    };
+  } finally {
+    await Promise.all(clients.map((c) => c.close()));
+  }
 }
 
+/** Rows in order: the shared service, N × hermit serve, N × the server alone (the reference). */
 export async function sessions(
   opts: {
     hermit: string;
@@ -68,28 +88,27 @@ export async function sessions(
     callsEach: number;
   },
 ): Promise<SessionsRow[]> {
-  const many = (cmd: string, args: string[]) => () =>
-    Promise.all(Array.from({ length: opts.n }, () => stdioClient(cmd, args)));
   const rows: SessionsRow[] = [];
-  const svc = spawn(opts.hermit, ["serve", opts.standaloneAdapter, "--standalone"], {
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  let out = "";
-  svc.stdout.setEncoding("utf8").on("data", (d) => (out += d));
-  while (!/http:\/\/\S+\/mcp/.test(out)) await sleep(50);
-  rows.push(
-    await run(
-      `${opts.n} relays → one hermit service → one server`,
-      many(opts.hermit, ["serve", opts.standaloneAdapter]),
-      () => [svc.pid!],
-      opts.callsEach,
-    ),
-  );
-  process.kill(svc.pid!, "SIGTERM");
+  let svc: Background | undefined;
+  try {
+    rows.push(
+      await run(
+        `${opts.n} relays → one hermit service → one server`,
+        async () => {
+          svc = await startService(opts.hermit, opts.standaloneAdapter);
+          return await connectAll(opts.n, opts.hermit, ["serve", opts.standaloneAdapter]);
+        },
+        () => [svc!.pid],
+        opts.callsEach,
+      ),
+    );
+  } finally {
+    await svc?.stop();
+  }
   rows.push(
     await run(
       `${opts.n} × hermit serve, each with its own server`,
-      many(opts.hermit, ["serve", opts.sessionAdapter]),
+      () => connectAll(opts.n, opts.hermit, ["serve", opts.sessionAdapter]),
       () => [],
       opts.callsEach,
     ),
@@ -97,7 +116,7 @@ export async function sessions(
   rows.push(
     await run(
       `${opts.n} × the server alone (no hermit)`,
-      many("node", [opts.everything]),
+      () => connectAll(opts.n, "node", [opts.everything]),
       () => [],
       opts.callsEach,
     ),

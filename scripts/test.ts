@@ -13,9 +13,10 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import process from "node:process";
+import { fileURLToPath } from "node:url";
 import { ensureDeps } from "./ensure_deps.ts";
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno.execPath();
 const bun = path.join(root, "node_modules", ".bin", process.platform === "win32" ? "bun.exe" : "bun");
 
@@ -24,8 +25,14 @@ let runtimes = ["deno", "bun"];
 let build = true;
 const files: string[] = [];
 for (let i = 0; i < args.length; i++) {
-  if (args[i] === "--runtime") runtimes = [args[++i]];
-  else if (args[i] === "--no-build") build = false;
+  if (args[i] === "--runtime") {
+    const runtime = args[++i] ?? "";
+    if (runtime !== "deno" && runtime !== "bun") {
+      console.error(`test: error: --runtime must be deno or bun, not '${runtime}'`);
+      process.exit(2);
+    }
+    runtimes = [runtime];
+  } else if (args[i] === "--no-build") build = false;
   else files.push(args[i]);
 }
 

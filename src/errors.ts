@@ -1,6 +1,8 @@
 /**
- * Exit codes and the error type that carries one. Domain code throws `HermitError`; only
- * `src/main.ts` turns it into a line on stderr and a process exit code.
+ * Exit codes and the error type that carries one. Domain code throws `HermitError`;
+ * `src/cli/app.ts` turns it into one `error: …` line on stderr and an exit code, and only
+ * `src/main.ts` exits. Also how any thrown
+ * value becomes a message (`messageOf`, and `mcpMessageOf` for errors from the MCP SDK).
  */
 
 export const Exit = {
@@ -32,4 +34,9 @@ export function usageError(message: string): HermitError {
 export function messageOf(err: unknown): string {
   if (err instanceof Error) return err.message || err.name;
   return String(err);
+}
+
+/** The message of an error from the MCP SDK without the `MCP error -N: ` prefixes it adds. */
+export function mcpMessageOf(err: unknown): string {
+  return messageOf(err).replace(/^(MCP error -?\d+: )+/, "");
 }

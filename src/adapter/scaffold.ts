@@ -7,6 +7,7 @@ import { chmodSync, lstatSync, mkdirSync, rmSync, statSync, writeFileSync } from
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { Exit, HermitError } from "../errors.ts";
+import { strictestNameBudget } from "../hosts/index.ts";
 import { displayPath, MANIFEST_FILE } from "../manifest/load.ts";
 
 export interface ScaffoldResult {
@@ -16,10 +17,10 @@ export interface ScaffoldResult {
 }
 
 /**
- * Longest derived name: keeps `mcp__<name>__hello` within the strictest host budget (Cursor, 60),
+ * Longest derived name: keeps `mcp__<name>__hello` within the strictest host budget (Cursor's 60),
  * so a fresh adapter checks without warnings.
  */
-const MAX_DERIVED_NAME = 60 - "mcp____hello".length;
+const MAX_DERIVED_NAME = strictestNameBudget() - "mcp____hello".length;
 
 /** A valid adapter name from a directory name: lowercase ASCII, dashes, never empty. */
 export function adapterNameFor(dir: string): string {

@@ -5,7 +5,7 @@
  */
 import process from "node:process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { messageOf } from "../errors.ts";
+import { mcpMessageOf } from "../errors.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { GroupStdioTransport } from "../mcp/stdio_transport.ts";
 import { selfCommand } from "../platform/runtime.ts";
@@ -84,7 +84,7 @@ export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Find
     findings.push({
       level: "problem",
       area: "health",
-      message: `live: the adapter did not answer (${messageOf(err).replace(/^MCP error -?\d+: /, "")})${
+      message: `live: the adapter did not answer (${mcpMessageOf(err)})${
         tail ? `; serve said: ${tail}` : ""
       }`,
     });

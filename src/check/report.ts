@@ -1,7 +1,7 @@
 /**
  * A check's verdict and how it reads: one line per finding for people, one object for scripts.
+ * Colour is the caller's to choose (the command passes its terminal's); none by default.
  */
-import { color } from "../cli/output.ts";
 import type { Manifest } from "../manifest/types.ts";
 import type { Finding } from "./static.ts";
 
@@ -28,9 +28,21 @@ export function buildReport(m: Manifest, findings: Finding[]): CheckReport {
   };
 }
 
-const label = { ok: color.green("ok     "), warning: color.yellow("warning"), problem: color.red("problem") };
+/** How labels and the verdict are coloured. */
+export interface Paint {
+  red(s: string): string;
+  green(s: string): string;
+  yellow(s: string): string;
+}
 
-export function renderReport(r: CheckReport): string {
+const plain: Paint = { red: (s) => s, green: (s) => s, yellow: (s) => s };
+
+export function renderReport(r: CheckReport, color: Paint = plain): string {
+  const label = {
+    ok: color.green("ok     "),
+    warning: color.yellow("warning"),
+    problem: color.red("problem"),
+  };
   const lines = [`hermit check: ${r.adapter}${r.version ? " " + r.version : ""}`];
   for (const f of r.findings) lines.push(`  ${label[f.level]}  ${f.at ? f.at + ": " : ""}${f.message}`);
   const counts = `${r.problems} problem${r.problems === 1 ? "" : "s"}, ${r.warnings} warning${

@@ -4,10 +4,26 @@
  */
 import path from "node:path";
 import process from "node:process";
-import { contextPath, isDir, isFile, listRoles, listSkills } from "../adapter/content.ts";
+import {
+  contextPath,
+  type FrontMatterDoc,
+  isDir,
+  isFile,
+  listRoles,
+  listSkills,
+  skillFiles,
+} from "../adapter/content.ts";
+import { HermitError } from "../errors.ts";
+import { SAFE_MODE_NOTICE, safeMode } from "../gates/safe_mode.ts";
+import { nameBudgetWarning } from "../hosts/index.ts";
 import { formatPath, type LocatedIssue, quote } from "../manifest/locate.ts";
 import type { LoadedManifest } from "../manifest/load.ts";
-import { referenceSites } from "../manifest/interpolate.ts";
+import {
+  contextFrom,
+  interpolateString,
+  type InterpolationContext,
+  referenceSites,
+} from "../manifest/interpolate.ts";
 import { exportedName, exportSources, hostToolName, isGlob, type ToolSource } from "../manifest/names.ts";
 import type { Manifest, Upstream } from "../manifest/types.ts";
 import { which } from "../platform/which.ts";
@@ -22,8 +38,6 @@ export interface Finding {
   /** `file:line:col` when the finding points at the manifest. */
   at?: string;
 }
-
-export const NAME_BUDGET = { default: 64, cursor: 60 } as const;
 
 export function staticFindings(
   loaded: LoadedManifest,
@@ -43,9 +57,7 @@ export function staticFindings(
   add("ok", "manifest", `${source.file} is valid (${m.name}${m.version ? " " + m.version : ""})`);
   for (const w of m.warnings) fromIssue("warning", "manifest", w);
 
-  if (env.HERMIT_SAFE_MODE === "1") {
-    add("warning", "safe-mode", "HERMIT_SAFE_MODE=1: no upstream server and no command tool will load");
-  }
+  if (safeMode(env)) add("warning", "safe-mode", SAFE_MODE_NOTICE);
 
   // exports.tools: each name must come from somewhere
   const sources = exportSources(m);
@@ -168,13 +180,13 @@ function commandToolFindings(m: Manifest, at: At, add: Add, env: Record<string, 
 }
 
 const SCRIPT = /\.(sh|py|js|ts|mjs|cjs|rb|pl|ps1)$/;
-const CONTEXT_VARS = new Set([
-  "userHome",
-  "workspaceFolder",
-  "workspaceFolderBasename",
-  "pathSeparator",
-  "/",
-]);
+
+/** Whether `${ref}` resolves here, asked of the interpolation itself. */
+function resolves(ref: string, ctx: InterpolationContext): boolean {
+  const unresolved = new Set<string>();
+  interpolateString(`\${${ref}}`, ctx, unresolved);
+  return unresolved.size === 0;
+}
 
 /** `${VAR}` references that will not resolve here, each pointed at the first field that uses it. */
 function upstreamEnvFindings(m: Manifest, at: At, add: Add, env: Record<string, string | undefined>): void {
@@ -194,11 +206,11 @@ function upstreamEnvFindings(m: Manifest, at: At, add: Add, env: Record<string, 
       t,
     ): [string, Record<string, unknown>] => [`tools.${t.name}`, { env: t.env }]),
   ];
+  const ctx = contextFrom(env, process.cwd());
   for (const [where, fields] of entries) {
     const base = where.split(".");
     for (const { ref, path: field } of referenceSites(fields)) {
-      const name = ref.startsWith("env:") ? ref.slice(4) : ref;
-      if (CONTEXT_VARS.has(ref) || env[name] !== undefined) continue;
+      if (resolves(ref, ctx)) continue;
       add(
         "warning",
         "env",
@@ -212,16 +224,30 @@ function upstreamEnvFindings(m: Manifest, at: At, add: Add, env: Record<string, 
 }
 
 function contentFindings(m: Manifest, at: At, add: Add): void {
-  const ctx = contextPath(m);
-  if (ctx) {
-    if (!isFile(ctx)) {
-      add(
-        "problem",
-        "context",
-        `exports.context ${quote(m.exports.context!)} does not exist in the adapter`,
-        at(["exports", "context"]),
-      );
-    } else add("ok", "context", `context ${m.exports.context}`);
+  // What deploy would refuse (a path or link leading out of the adapter) is a problem here.
+  const refused = (area: string, where: string | undefined, fn: () => void): boolean => {
+    try {
+      fn();
+      return false;
+    } catch (err) {
+      if (!(err instanceof HermitError)) throw err;
+      add("problem", area, err.message, where);
+      return true;
+    }
+  };
+  if (m.exports.context) {
+    const where = at(["exports", "context"]);
+    let ctx: string | undefined;
+    if (!refused("context", where, () => ctx = contextPath(m))) {
+      if (!isFile(ctx!)) {
+        add(
+          "problem",
+          "context",
+          `exports.context ${quote(m.exports.context)} does not exist in the adapter`,
+          where,
+        );
+      } else add("ok", "context", `context ${m.exports.context}`);
+    }
   }
   for (const [key, list] of [["skills", listSkills], ["roles", listRoles]] as const) {
     const rel = m.exports[key];
@@ -235,9 +261,11 @@ function contentFindings(m: Manifest, at: At, add: Add): void {
       );
       continue;
     }
-    const docs = list(m);
+    let docs: FrontMatterDoc[] = [];
+    if (refused(key, at(["exports", key]), () => docs = list(m))) continue;
     for (const d of docs) {
       for (const p of d.problems) add("warning", key, `${path.relative(m.dir, d.file)}: ${p}`);
+      if (key === "skills") refused(key, undefined, () => skillFiles(m, path.dirname(d.file)));
     }
     add("ok", key, `${docs.length} ${key} in ${rel}`);
   }
@@ -277,20 +305,7 @@ function nameBudgetFindings(m: Manifest, at: At, add: Add): void {
       );
     }
     byHostName.set(full, tool);
-    if (full.length > NAME_BUDGET.default) {
-      add(
-        "warning",
-        "names",
-        `${full} is ${full.length} characters; Claude Code, Codex and others cap tool names at 64: shorten the adapter or tool name`,
-        at(["exports", "tools", i]),
-      );
-    } else if (full.length > NAME_BUDGET.cursor) {
-      add(
-        "warning",
-        "names",
-        `${full} is ${full.length} characters; Cursor caps tool names at 60`,
-        at(["exports", "tools", i]),
-      );
-    }
+    const long = nameBudgetWarning(full);
+    if (long) add("warning", "names", long, at(["exports", "tools", i]));
   });
 }

@@ -3,9 +3,9 @@
  * return an exit code; errors they throw are rendered here as `error: …` lines. `src/main.ts`
  * does the exiting.
  */
-import process from "node:process";
 import { Command, CommanderError } from "@commander-js/extra-typings";
 import { HermitError, messageOf } from "../errors.ts";
+import { log } from "../log.ts";
 import { VERSION } from "../version.ts";
 import { registerCall } from "./call.ts";
 import { registerCheck } from "./check.ts";
@@ -20,7 +20,7 @@ import { registerWatchdog } from "./watchdog.ts";
 
 export type SetExit = (code: number) => void;
 
-export function buildProgram(setExit: SetExit): Command {
+function buildProgram(setExit: SetExit): Command {
   const program = new Command("hermit")
     .description("Turn a directory (an adapter) into MCP tools any agent host can use, and run them safely.")
     .version(`hermit ${VERSION}`, "-V, --version", "print the version")
@@ -68,7 +68,7 @@ export async function runCli(argv: string[]): Promise<number> {
  * would exit 1 for `help` and print the whole help to stderr for `help bogus`) and an unknown CMD
  * gets the same "unknown command … (Did you mean …?)" as `hermit bogus`.
  */
-export function helpAsFlag(program: Command, argv: string[]): string[] {
+function helpAsFlag(program: Command, argv: string[]): string[] {
   if (argv[0] !== "help") return argv;
   const target = argv[1];
   if (target === undefined || target.startsWith("-") || target === "help") return ["--help"];
@@ -89,6 +89,6 @@ function exitCodeFor(err: unknown): number {
     return err.exitCode;
   }
   writeErr(`error: unexpected: ${messageOf(err)}\n`);
-  if (process.env.HERMIT_LOG === "debug" && err instanceof Error && err.stack) writeErr(err.stack + "\n");
+  if (log.enabled("debug") && err instanceof Error && err.stack) writeErr(err.stack + "\n");
   return 1;
 }

@@ -7,10 +7,11 @@ import type { Command } from "@commander-js/extra-typings";
 import { buildReport, renderReport } from "../check/report.ts";
 import { screeningFindings } from "../check/screening.ts";
 import { staticFindings } from "../check/static.ts";
-import { Exit, usageError } from "../errors.ts";
+import { Exit } from "../errors.ts";
 import { loadManifestWithSource } from "../manifest/load.ts";
 import type { SetExit } from "./app.ts";
-import { printJson, writeOut } from "./output.ts";
+import { positiveSeconds } from "./options.ts";
+import { color, printJson, writeOut } from "./output.ts";
 
 export function registerCheck(program: Command, setExit: SetExit): void {
   program.command("check")
@@ -20,13 +21,7 @@ export function registerCheck(program: Command, setExit: SetExit): void {
     .argument("[dir]", "the adapter directory", ".")
     .option("--json", "print the report as JSON")
     .option("--static", "skip the live start (no process is started)")
-    .option("--timeout <seconds>", "how long the live start may take", (v) => {
-      const n = Number(v);
-      if (!Number.isFinite(n) || n <= 0) {
-        throw usageError(`--timeout must be a positive number of seconds, got '${v}'`);
-      }
-      return n;
-    }, 90)
+    .option("--timeout <seconds>", "how long the live start may take", positiveSeconds("--timeout"), 90)
     .action(async (dir, opts) => {
       const loaded = loadManifestWithSource(dir);
       const findings = [...staticFindings(loaded), ...screeningFindings(loaded.manifest)];
@@ -36,7 +31,7 @@ export function registerCheck(program: Command, setExit: SetExit): void {
       }
       const report = buildReport(loaded.manifest, findings);
       if (opts.json) await printJson(report);
-      else await writeOut(renderReport(report));
+      else await writeOut(renderReport(report, color));
       const refused = findings.some((f) => f.area === "screening" && f.level === "problem");
       setExit(refused ? Exit.refused : report.verdict === "healthy" ? Exit.ok : Exit.problems);
     });

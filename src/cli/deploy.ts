@@ -46,7 +46,7 @@ async function run(dir: string, scope: Scope, project: string | undefined, flags
   if (!flags.remove && !flags.host?.length) throw usageError(`--host is required: ${HOSTS_HELP}`);
   if (flags.remove && flags.serveUrl) throw usageError("--remove and --serve-url exclude each other");
   const { homeOf } = await import("../hosts/paths.ts");
-  const { runDeploy, displayIn } = await import("../deploy/run.ts");
+  const { runDeploy } = await import("../deploy/run.ts");
   const { renderReport } = await import("../deploy/report.ts");
   const { selfCommand } = await import("../platform/runtime.ts");
   const home = homeOf(process.platform, process.env, homeDir());
@@ -65,7 +65,7 @@ async function run(dir: string, scope: Scope, project: string | undefined, flags
     self: selfCommand(),
   });
   if (flags.json) await printJson(report);
-  else await writeOut(renderReport(report, (f) => displayIn(report.root, f, scope)));
+  else await writeOut(renderReport(report));
   setExit(Exit.ok);
 }
 

@@ -4,6 +4,7 @@ import process from "node:process";
 import { ExistingFilesError, scaffoldAdapter, type ScaffoldResult } from "../adapter/scaffold.ts";
 import { HermitError } from "../errors.ts";
 import { displayPath, MANIFEST_FILE } from "../manifest/load.ts";
+import { shellQuote } from "../platform/shell_quote.ts";
 import type { SetExit } from "./app.ts";
 import { printJson, writeOut } from "./output.ts";
 
@@ -42,10 +43,4 @@ function scaffold(dir: string): ScaffoldResult {
       } aside or pick another directory`;
     throw new HermitError(`${err.message}; ${hint}`, err.exitCode);
   }
-}
-
-/** `s` as one shell word, quoted only when it needs to be (POSIX sh). */
-export function shellQuote(s: string): string {
-  if (s.startsWith("-")) s = `./${s}`; // not an option
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }

@@ -8,9 +8,10 @@
 import process from "node:process";
 import { createInterface } from "node:readline";
 import type { Command } from "@commander-js/extra-typings";
-import { Exit, usageError } from "../errors.ts";
+import { Exit } from "../errors.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { SetExit } from "./app.ts";
+import { positiveSeconds } from "./options.ts";
 import { writeErr, writeOut } from "./output.ts";
 
 function readStdinLines(onLine: (line: string) => void): () => void {
@@ -29,16 +30,17 @@ export function registerLogin(program: Command, setExit: SetExit): void {
     )
     .argument("<dir>", "the adapter directory")
     .argument("<server>", "the mcp_servers entry")
-    .option("--timeout <seconds>", "how long to wait for the browser or a pasted answer", "300")
+    .option(
+      "--timeout <seconds>",
+      "how long to wait for the browser or a pasted answer",
+      positiveSeconds("--timeout"),
+      300,
+    )
     .action(async (dir, server, opts) => {
-      const seconds = Number(opts.timeout);
-      if (!Number.isFinite(seconds) || seconds <= 0) {
-        throw usageError(`--timeout must be a positive number of seconds, e.g. --timeout 600`);
-      }
       const manifest = loadManifest(dir);
       const { login } = await import("../mcp/oauth/login.ts");
       const r = await login(manifest, server, { say: writeErr, readLines: readStdinLines }, {
-        timeoutMs: seconds * 1000,
+        timeoutMs: opts.timeout * 1000,
       });
       const tools = `${r.tools} tool${r.tools === 1 ? "" : "s"}`;
       await writeOut(

@@ -5,13 +5,14 @@
  * service anywhere.
  */
 import { type Command, Option } from "@commander-js/extra-typings";
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
-import { Exit, HermitError, usageError } from "../errors.ts";
-import { displayPath, loadManifest } from "../manifest/load.ts";
+import { Exit, usageError } from "../errors.ts";
+import { TOKEN_VAR } from "../hosts/types.ts";
+import { loadManifest } from "../manifest/load.ts";
+import { readToken } from "../service/access.ts";
 import type { SetExit } from "./app.ts";
-import { writeOut } from "./output.ts";
+import { writeErr, writeOut } from "./output.ts";
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 const port = (v: string) => {
@@ -47,7 +48,7 @@ export function registerServe(program: Command, setExit: SetExit): void {
     )
     .option(
       "--serve-url <url>",
-      "relay to the service at this URL (token from --token-file or HERMIT_SERVE_TOKEN)",
+      `relay to the service at this URL (token from --token-file or ${TOKEN_VAR})`,
     )
     .addOption(new Option("--host-launched", "started by a relay: stop after the idle period").hideHelp())
     .addOption(
@@ -59,14 +60,11 @@ export function registerServe(program: Command, setExit: SetExit): void {
       if (opts.standalone) {
         if (opts.serveUrl) throw usageError("--standalone and --serve-url exclude each other");
         if (opts.daemon) {
-          const { launchDetached, findService } = await import("../service/launch.ts");
+          const { alreadyRunningError, findService, launchDetached, shownDir } = await import(
+            "../service/launch.ts"
+          );
           const running = await findService(manifest.dir);
-          if (running) {
-            throw new HermitError(
-              `a service for ${manifest.name} is already running at ${running.url} (pid ${running.pid})`,
-              Exit.usage,
-            );
-          }
+          if (running) throw alreadyRunningError(manifest, running);
           // the daemon is this same command in the background, with the same service options
           const serviceArgs = [
             ...(opts.port !== undefined ? ["--port", String(opts.port)] : []),
@@ -77,9 +75,9 @@ export function registerServe(program: Command, setExit: SetExit): void {
           ];
           const ep = await launchDetached(manifest, false, serviceArgs);
           await writeOut(`${ep.url}\n`);
-          process.stderr.write(
+          writeErr(
             `hermit: ${manifest.name} service running at ${ep.url} (pid ${ep.pid}); stop it with 'hermit stop ${
-              displayPath(manifest.dir) || "."
+              shownDir(manifest)
             }'\n`,
           );
           return setExit(Exit.ok);
@@ -109,17 +107,13 @@ export function registerServe(program: Command, setExit: SetExit): void {
         throw usageError("--token-file goes with --standalone or --serve-url");
       }
       if (opts.serveUrl) {
-        const token = opts.tokenFile
-          ? readFileSync(opts.tokenFile, "utf8").trim()
-          : process.env.HERMIT_SERVE_TOKEN;
+        const token = opts.tokenFile ? readToken(opts.tokenFile) : process.env[TOKEN_VAR] || undefined;
         const { relayTo } = await import("../service/relay_targets.ts");
         return setExit(await relayTo(manifest, opts.serveUrl, token));
       }
       if (manifest.serve.lifecycle === "standalone") {
         const { relayToLocal } = await import("../service/relay_targets.ts");
-        return setExit(
-          await relayToLocal(manifest, displayPath(manifest.dir) || ".", opts.warmStart !== false),
-        );
+        return setExit(await relayToLocal(manifest, opts.warmStart !== false));
       }
       const { serveStdio } = await import("../mcp/session.ts");
       setExit(await serveStdio(manifest));

@@ -8,12 +8,7 @@ import { type Command, Option } from "@commander-js/extra-typings";
 import { usageError } from "../errors.ts";
 import { runWatchdog, WATCHDOG_DEFAULTS } from "../process/watchdog_run.ts";
 import type { SetExit } from "./app.ts";
-
-const positiveNumber = (what: string) => (v: string) => {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw usageError(`${what} must be a positive number, got '${v}'`);
-  return n;
-};
+import { positiveSeconds } from "./options.ts";
 
 export function registerWatchdog(program: Command, setExit: SetExit): void {
   program.command("watchdog")
@@ -29,13 +24,13 @@ export function registerWatchdog(program: Command, setExit: SetExit): void {
     .option(
       "--grace <seconds>",
       "from SIGTERM to SIGKILL",
-      positiveNumber("--grace"),
+      positiveSeconds("--grace"),
       WATCHDOG_DEFAULTS.graceMs / 1000,
     )
     .option(
       "--poll <seconds>",
       "how often the parent is checked",
-      positiveNumber("--poll"),
+      positiveSeconds("--poll"),
       WATCHDOG_DEFAULTS.pollMs / 1000,
     )
     .addOption(

@@ -1,15 +1,17 @@
 /**
  * What deploy and convert take from an adapter: the launch (the hermit binary's absolute path and
- * `serve.command`'s arguments, `.` and `./…` made absolute; or a remote URL with the token named,
+ * `serve.command`'s arguments, with the adapter directory made absolute, the default `.` included,
+ * and `./…`, `../…` words resolved against the adapter; or a remote URL with the token named,
  * never included), the context text, the skill directories file by file, and the roles.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
-import { contextPath, listRoles, listSkills } from "../adapter/content.ts";
+import { contextPath, listRoles, listSkills, skillFiles } from "../adapter/content.ts";
 import { usageError } from "../errors.ts";
 import type { AdapterParts, Launch, SkillFiles } from "../hosts/types.ts";
 import { TOKEN_VAR } from "../hosts/types.ts";
 import type { Manifest } from "../manifest/types.ts";
+import { parseServeUrl } from "../service/access.ts";
 
 /** `serve.command` as words (single and double quotes group, as in a shell). */
 export function splitWords(line: string): string[] {
@@ -20,40 +22,39 @@ export function splitWords(line: string): string[] {
   return out;
 }
 
+/** `hermit serve` options that take a value (the next word, unless written `--opt=value`). */
+const SERVE_VALUE_OPTIONS = [
+  "--port",
+  "--host",
+  "--token-file",
+  "--allowed-host",
+  "--allowed-origin",
+  "--serve-url",
+];
+
+/** Where DIR is among `serve …` words (`words[0]` is `serve`): its index, or -1 when it is left out. */
+function dirIndex(words: string[]): number {
+  for (let i = 1; i < words.length; i++) {
+    const w = words[i];
+    if (w === "--") return i + 1 < words.length ? i + 1 : -1;
+    if (!w.startsWith("-")) return i;
+    if (SERVE_VALUE_OPTIONS.includes(w)) i++;
+  }
+  return -1;
+}
+
 export function stdioLaunch(m: Manifest, self: string[]): Launch {
   const words = splitWords(m.serve.command).slice(1); // `hermit` → the binary
-  const args = words.map((w) =>
-    w === "." || w === "./" ? m.dir : /^\.\.?[\\/]/.test(w) ? path.resolve(m.dir, w) : w
-  );
+  const args = words.map((w) => /^\.\.?[\\/]/.test(w) ? path.resolve(m.dir, w) : w);
+  const at = dirIndex(words);
+  // The host starts hermit in a directory of its own: DIR must not depend on it.
+  if (at < 0) args.splice(1, 0, m.dir);
+  else args[at] = path.resolve(m.dir, words[at]);
   return { kind: "stdio", command: self[0], args: [...self.slice(1), ...args] };
 }
 
 export function remoteLaunch(url: string): Launch {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw usageError(`--serve-url '${url}' is not a URL; e.g. --serve-url http://127.0.0.1:8765/mcp`);
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw usageError(`--serve-url must be an http:// or https:// URL, got '${url}'`);
-  }
-  if (parsed.username || parsed.password) {
-    throw usageError(`--serve-url must not carry credentials; the token comes from ${TOKEN_VAR}`);
-  }
-  return { kind: "remote", url: parsed.href, tokenVar: TOKEN_VAR };
-}
-
-/** Every regular file under `dir`, as `/`-separated relative paths, sorted. */
-function filesUnder(dir: string, rel = ""): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(path.join(dir, rel)).sort()) {
-    const r = rel ? `${rel}/${name}` : name;
-    const st = statSync(path.join(dir, r));
-    if (st.isDirectory()) out.push(...filesUnder(dir, r));
-    else if (st.isFile() && name !== ".DS_Store") out.push(r);
-  }
-  return out;
+  return { kind: "remote", url: parseServeUrl(url).href, tokenVar: TOKEN_VAR };
 }
 
 function skills(m: Manifest): SkillFiles[] {
@@ -61,7 +62,7 @@ function skills(m: Manifest): SkillFiles[] {
     const dir = path.dirname(doc.file);
     return {
       name: path.basename(dir),
-      files: filesUnder(dir).map((rel) => ({
+      files: skillFiles(m, dir).map((rel) => ({
         rel,
         content: new Uint8Array(readFileSync(path.join(dir, rel))),
       })),

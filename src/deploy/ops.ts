@@ -7,7 +7,6 @@ import {
   type Created,
   type Found,
   type Json,
-  jsonValue,
   readJson,
   removeJson,
   restoreJson,
@@ -47,10 +46,7 @@ export function isEmptyAt(ops: EntryOps, text: string, path: string[], file: str
 
 /** A document with nothing of anyone's left in it (whitespace, or `{}`). */
 export function isEmptyDoc(text: string, format?: ConfigFormat): boolean {
-  if (text.trim() === "") return true;
-  if (format !== "json" || !/^\s*\{\s*\}\s*$/.test(text)) return false;
-  const v = jsonValue(text);
-  return v !== null && typeof v === "object" && Object.keys(v).length === 0;
+  return text.trim() === "" || (format === "json" && /^\s*\{\s*\}\s*$/.test(text));
 }
 
 /** Set, then read back: an editor that could not express the value is an error, not a surprise. */

@@ -1,18 +1,20 @@
 /**
  * What a deploy, convert or removal did, per host: each item with the file it is in and what
  * happened to it, the parts the host cannot take, what the user has to do (trust, approval, the
- * token variable), how to reconnect, name-budget warnings; the files changed; for a standalone
- * adapter the path of its service instructions; for `--dry-run` the unified diff. As JSON and text.
+ * token variable), how to reconnect, name-budget warnings; the files changed and where their
+ * backups are; for a standalone adapter the path of its service instructions; for `--dry-run` the
+ * unified diff. As JSON and text.
  */
 import { createTwoFilesPatch } from "diff";
-import { HOSTS } from "../hosts/index.ts";
-import type { HostId, HostPlan, Scope } from "../hosts/types.ts";
+import path from "node:path";
+import { HOSTS, nameBudgetWarning } from "../hosts/index.ts";
+import { type HostId, type HostPlan, type Scope, TOKEN_VAR } from "../hosts/types.ts";
 import { hostToolName } from "../manifest/names.ts";
 import type { Manifest } from "../manifest/types.ts";
 import type { Engine, Status } from "./engine.ts";
 import type { FileChange } from "./ops.ts";
 import type { DeployOptions } from "./run.ts";
-import path from "node:path";
+import { displayIn } from "./state.ts";
 
 export interface HostReport {
   host: HostId;
@@ -32,8 +34,10 @@ export interface DeployReport {
   scope: Scope;
   /** The project (deploy) or home directory (convert). */
   root: string;
-  /** The record of what hermit wrote here. */
+  /** The record of what hermit wrote here (deleted when nothing is left on it). */
   record: string;
+  /** Where this run's backups of the files it changed are (none when it changed no existing file). */
+  backups?: string;
   hosts: HostReport[];
   changed: { file: string; change: "created" | "updated" | "deleted" }[];
   warnings: string[];
@@ -54,6 +58,7 @@ interface Inputs {
   root: string;
   recordFile: string;
   show: (file: string) => string;
+  backups?: string;
 }
 
 export function buildReport(x: Inputs): DeployReport {
@@ -61,10 +66,7 @@ export function buildReport(x: Inputs): DeployReport {
   const hosts = x.hosts.map((h): HostReport => {
     const plan = x.plans.find((p) => p.host === h);
     const owner = `${m.name}/${h}`;
-    const budget = HOSTS[h].nameBudget;
-    const long = o.remove
-      ? []
-      : m.exports.tools.map((t) => hostToolName(m.name, t)).filter((n) => n.length > budget);
+    const long = o.remove ? [] : m.exports.tools.map((t) => nameBudgetWarning(hostToolName(m.name, t), [h]));
     return {
       host: h,
       title: HOSTS[h].title,
@@ -74,11 +76,7 @@ export function buildReport(x: Inputs): DeployReport {
         .sort((a, b) => order(plan, a.file) - order(plan, b.file)),
       unsupported: plan?.unsupported ?? [],
       notes: plan?.notes ?? [],
-      warnings: long.map((n) =>
-        `${n} is ${n.length} characters; ${
-          HOSTS[h].title
-        } caps tool names at ${budget}: shorten the adapter or tool name`
-      ),
+      warnings: long.filter((w) => w !== undefined),
       reconnect: plan?.reconnect ?? "",
     };
   });
@@ -90,6 +88,7 @@ export function buildReport(x: Inputs): DeployReport {
     scope: o.scope,
     root: x.root,
     record: x.recordFile,
+    ...(x.backups ? { backups: x.backups } : {}),
     hosts,
     changed: x.changes.map((c) => ({
       file: c.file,
@@ -100,7 +99,7 @@ export function buildReport(x: Inputs): DeployReport {
   if (!o.remove && m.serve.lifecycle === "standalone" && m.serve.instructions) {
     report.instructions = path.resolve(m.dir, m.serve.instructions);
   }
-  if (o.serveUrl && !o.remove) report.tokenVar = "HERMIT_SERVE_TOKEN";
+  if (o.serveUrl && !o.remove) report.tokenVar = TOKEN_VAR;
   if (o.dryRun) report.diff = x.changes.map((c) => unifiedDiff(c, x.show)).join("");
   return report;
 }
@@ -139,30 +138,20 @@ function unifiedDiff(c: FileChange, show: (f: string) => string): string {
   ).replace(/^=+\n/, "");
 }
 
-const VERB: Record<Status, string> = {
-  created: "created",
-  updated: "updated",
-  replaced: "replaced",
-  unchanged: "unchanged",
-  removed: "removed",
-  kept: "kept",
-};
-
-export function renderReport(r: DeployReport, show: (file: string) => string): string {
+export function renderReport(r: DeployReport): string {
+  const show = (file: string) => displayIn(r.root, file, r.scope);
   const out: string[] = [];
   const doing = r.action === "remove" ? "removing" : r.command === "deploy" ? "deploying" : "converting";
-  const where = r.scope === "project" ? `into ${r.root}` : "into the user's configuration";
+  const where = r.scope === "project" ? r.root : "the user's configuration";
   out.push(
     `${r.dryRun ? "dry run: " : ""}${doing} ${r.adapter} ${r.action === "remove" ? "from" : "into"} ${
       r.hosts.map((h) => h.host).join(", ") || "no host"
-    } (${where.replace(/^into /, "")})`,
+    } (${where})`,
   );
   for (const h of r.hosts) {
     out.push(`${h.host} (${h.title})`);
     const width = Math.max(0, ...h.items.map((i) => show(i.file).length));
-    for (const i of h.items) {
-      out.push(`  ${VERB[i.status].padEnd(9)} ${show(i.file).padEnd(width)}  ${i.what}`);
-    }
+    for (const i of h.items) out.push(`  ${i.status.padEnd(9)} ${show(i.file).padEnd(width)}  ${i.what}`);
     if (h.items.length === 0) out.push("  nothing on record");
     for (const u of h.unsupported) out.push(`  not supported: ${u}`);
     for (const w of h.warnings) out.push(`  warning: ${w}`);
@@ -174,9 +163,12 @@ export function renderReport(r: DeployReport, show: (file: string) => string): s
   if (r.tokenVar) out.push(`the bearer token comes from ${r.tokenVar} at run time; no token is written`);
   if (r.dryRun) {
     out.push(r.changed.length ? "nothing written (--dry-run); the changes:" : "nothing to change");
-  } else {out.push(
+  } else {
+    out.push(
       r.changed.length ? `${r.changed.length} file(s) changed; record in ${r.record}` : "nothing changed",
-    );}
+    );
+    if (r.backups) out.push(`backups of the files as they were: ${r.backups}`);
+  }
   let text = out.join("\n") + "\n";
   if (r.dryRun && r.diff) text += r.diff;
   return text;

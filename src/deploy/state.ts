@@ -6,10 +6,10 @@
  * `{}` insides), plus directories hermit created. This is what makes `--remove` exact.
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { HermitError } from "../errors.ts";
-import type { ConfigFormat } from "../hosts/types.ts";
+import { readBytes } from "../hosts/files.ts";
+import type { ConfigFormat, Scope } from "../hosts/types.ts";
 
 export interface FileRecord {
   /** The file did not exist before hermit wrote it. */
@@ -46,21 +46,31 @@ export function emptyState(): DeployState {
   return { version: 1, items: [], files: {}, dirs: [] };
 }
 
+/** The record in `file`; a missing file is an empty record, any other failure an error. */
 export function loadState(file: string): DeployState {
-  let text: string;
+  let bytes: Uint8Array | undefined;
   try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    return emptyState();
+    bytes = readBytes(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    throw new HermitError(
+      `cannot read hermit's deploy record ${file} (${code}); make it readable and try again`,
+    );
   }
+  if (bytes === undefined) return emptyState();
   try {
-    const s = JSON.parse(text) as DeployState;
-    if (s.version !== 1 || !Array.isArray(s.items) || typeof s.files !== "object" || !Array.isArray(s.dirs)) {
+    const s = JSON.parse(new TextDecoder().decode(bytes)) as DeployState;
+    if (
+      s === null || s.version !== 1 || !Array.isArray(s.items) || typeof s.files !== "object" ||
+      s.files === null || !Array.isArray(s.dirs)
+    ) {
       throw new Error("unknown shape");
     }
     return s;
   } catch {
-    throw new HermitError(`${file} is not a hermit deploy record; restore it from its backup or delete it`);
+    throw new HermitError(
+      `${file} is not a hermit deploy record; repair it, or delete it (hermit then no longer knows what it wrote: its entries count as the user's own)`,
+    );
   }
 }
 
@@ -72,10 +82,17 @@ export function itemKey(i: { kind: string; file: string; path?: string[]; id?: s
   return [i.kind, i.file, ...(i.path ?? [i.id ?? ""])].join("\0");
 }
 
-/** A path as kept in the record: relative to `root` when inside it. */
+/** A path as kept in the record: relative to `root` when inside it, else absolute. */
 export function toStored(root: string, abs: string): string {
   const rel = path.relative(root, abs);
   return rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : abs;
+}
+
+/** A path as reports show it: like the record, with `~/` for the user's home (convert). */
+export function displayIn(root: string, file: string, scope: Scope): string {
+  const stored = toStored(root, file);
+  if (path.isAbsolute(stored)) return stored;
+  return scope === "user" ? `~/${stored}` : stored;
 }
 
 export function fromStored(root: string, stored: string): string {

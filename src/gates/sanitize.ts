@@ -54,7 +54,7 @@ export function filterMeta(meta: unknown): Record<string, unknown> | undefined {
  * Hermes's `_CREDENTIAL_PATTERN`, plus common cloud and chat tokens. Each alternative must start a
  * word (`disk-full` and `monkey=1` are not credentials; `api_key=…` and `"sk-…"` are).
  */
-export const CREDENTIAL_PATTERN = new RegExp(
+const CREDENTIAL_PATTERN = new RegExp(
   String.raw`(?<![A-Za-z0-9])(?:` + [
     String.raw`ghp_[A-Za-z0-9_]{1,255}`,
     String.raw`gh[ousr]_[A-Za-z0-9_]{20,255}`,
@@ -79,13 +79,24 @@ export function capText(s: string, max = MAX_TEXT_CHARS): string {
   return `${s.slice(0, head)}\n[… ${s.length - max} characters removed by hermit …]\n${s.slice(-tail)}`;
 }
 
-/** Strip TAG characters from every string inside a JSON-like value. */
-export function deepStripTags<T>(v: T): T {
+/**
+ * TAG characters stripped from every string inside a JSON-like value. With `filterMeta` every
+ * `_meta` on the way is filtered too (and dropped when nothing is left); without it a `_meta` key
+ * is data like any other (inside `structuredContent`, which must still match the tool's output
+ * schema).
+ */
+function cleanDeep<T>(v: T, filterMetas: boolean): T {
   if (typeof v === "string") return stripTags(v) as T;
-  if (Array.isArray(v)) return v.map(deepStripTags) as T;
+  if (Array.isArray(v)) return v.map((x) => cleanDeep(x, filterMetas)) as T;
   if (v && typeof v === "object") {
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = deepStripTags(x);
+    for (const [k, x] of Object.entries(v)) {
+      if (k !== "_meta" || !filterMetas) out[k] = cleanDeep(x, filterMetas);
+      else {
+        const meta = filterMeta(x);
+        if (meta) out[k] = cleanDeep(meta, true);
+      }
+    }
     return out as T;
   }
   return v;
@@ -97,20 +108,7 @@ export function deepStripTags<T>(v: T): T {
  * nothing is left).
  */
 export function sanitizeValue<T>(v: T): T {
-  if (typeof v === "string") return stripTags(v) as T;
-  if (Array.isArray(v)) return v.map(sanitizeValue) as T;
-  if (v && typeof v === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) {
-      if (k !== "_meta") out[k] = sanitizeValue(x);
-      else {
-        const meta = filterMeta(x);
-        if (meta) out[k] = sanitizeValue(meta);
-      }
-    }
-    return out as T;
-  }
-  return v;
+  return cleanDeep(v, true);
 }
 
 type Block = Record<string, unknown>;
@@ -130,7 +128,7 @@ function cleanBlock(block: Block, isError: boolean): Block {
           : { type: "text", text: notice };
       }
       b[key] = value;
-    } else b[key] = deepStripTags(value);
+    } else b[key] = cleanDeep(value, false);
   }
   if (typeof b.text === "string") b.text = capText(isError ? redactCredentials(b.text) : b.text);
   if (block.resource && typeof block.resource === "object") {
@@ -146,7 +144,7 @@ export function sanitizeResult(result: CallToolResult): CallToolResult {
   const content = (result.content ?? []).map((c) => cleanBlock(c as Block, isError));
   const out: CallToolResult = { ...result, content: content as CallToolResult["content"] };
   if (result.structuredContent !== undefined) {
-    const structured = deepStripTags(result.structuredContent);
+    const structured = cleanDeep(result.structuredContent, false);
     const size = JSON.stringify(structured).length;
     if (size > MAX_TEXT_CHARS) {
       delete out.structuredContent;

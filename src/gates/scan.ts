@@ -72,10 +72,13 @@ function excerpt(text: string, index: number): string {
   return (start > 0 ? "…" : "") + visible(slice) + (start + EXCERPT < text.length ? "…" : "");
 }
 
+/** Any of the HIDDEN_UNICODE characters. */
+const ANY_HIDDEN = new RegExp(HIDDEN_UNICODE.map((h) => h.pattern.source).join("|"), "gu");
+
 /** Hidden characters as `<U+XXXX>` so a log reader can see them. */
 export function visible(s: string): string {
   return s.replace(
-    /[\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}\u202A-\u202E\u2066-\u2069\u200B-\u200F\u2060-\u2064\uFEFF\u061C\u180E]/gu,
+    ANY_HIDDEN,
     (c) => `<U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}>`,
   ).replace(/\s+/g, " ");
 }

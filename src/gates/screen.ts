@@ -92,7 +92,7 @@ export type ScreenVerdict = { refused: false } | {
   reason: string;
 };
 
-export function baseName(cmd: string): string {
+function baseName(cmd: string): string {
   return cmd.split(/[\\/]/).pop()!.toLowerCase();
 }
 
@@ -206,7 +206,7 @@ function findShell(argv: readonly string[]): { shell: string; script: string[] }
 }
 
 /** Text hidden in base64 tokens of a payload (UTF-8 or UTF-16LE, as PowerShell encodes it). */
-export function decodeBase64Tokens(script: string): string {
+function decodeBase64Tokens(script: string): string {
   const out: string[] = [];
   for (const m of script.matchAll(/[A-Za-z0-9+/]{16,}={0,2}/g)) {
     let bytes: Uint8Array;
@@ -271,9 +271,13 @@ export function screen(input: ScreenInput): ScreenVerdict {
     }
   }
   // hermit runs `command` as one program path; Hermes (and a reader) may split it: screen both
-  const readings = input.command === undefined
-    ? [[...args]]
-    : [[...splitCommand(input.command), ...args], [input.command, ...args]];
+  // readings when they differ
+  const readings = [[...args]];
+  if (input.command !== undefined) {
+    const words = splitCommand(input.command);
+    readings[0] = [...words, ...args];
+    if (words.length !== 1 || words[0] !== input.command) readings.push([input.command, ...args]);
+  }
   for (const argv of readings) {
     const v = screenArgv(argv);
     if (v.refused) return v;

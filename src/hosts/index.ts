@@ -1,6 +1,7 @@
 /**
  * The hosts hermit deploys into, by id, and `--host` parsing: names, comma lists, `all` (the
- * hosts whose configuration exists here).
+ * hosts whose configuration exists here); and the tool-name budgets they impose (for `check`,
+ * `deploy` and `init`).
  */
 import { usageError } from "../errors.ts";
 import { suggest } from "../manifest/names.ts";
@@ -50,4 +51,26 @@ export function parseHosts(values: readonly string[]): HostId[] | "all" {
 /** The hosts whose configuration exists for this target. */
 export function detectHosts(t: Target, fs: HostFs): HostId[] {
   return HOST_IDS.filter((id) => HOSTS[id].detect(t, fs));
+}
+
+/** The shortest tool-name cap among the hosts: a name within it fits every host. */
+export function strictestNameBudget(): number {
+  return Math.min(...HOST_IDS.map((id) => HOSTS[id].nameBudget));
+}
+
+/**
+ * The warning for a host tool name (`mcp__<adapter>__<tool>`) longer than some of `hosts` accept,
+ * naming those with the largest cap it passes; undefined when it fits them all.
+ */
+export function nameBudgetWarning(full: string, hosts: readonly HostId[] = HOST_IDS): string | undefined {
+  const over = hosts.filter((id) => full.length > HOSTS[id].nameBudget);
+  if (over.length === 0) return undefined;
+  const budget = Math.max(...over.map((id) => HOSTS[id].nameBudget));
+  const titles = over.filter((id) => HOSTS[id].nameBudget === budget).map((id) => HOSTS[id].title);
+  const who = titles.length > 2
+    ? `${titles[0]}, ${titles[1]} and others cap`
+    : titles.length === 2
+    ? `${titles.join(" and ")} cap`
+    : `${titles[0]} caps`;
+  return `${full} is ${full.length} characters; ${who} tool names at ${budget}: shorten the adapter or tool name`;
 }

@@ -3,6 +3,7 @@
  * rules that span fields (one of command/url, lifecycle vs transport; the name and path rules are
  * in `rules.ts`). Returns located errors and warnings; never throws.
  */
+import { foldTrust } from "../gates/trust.ts";
 import { formatPath, type LocatedIssue, quote, type SourceMap } from "./locate.ts";
 import { checkRules } from "./rules.ts";
 import type { RawCommandTool, RawManifest, RawUpstream } from "./schema.ts";
@@ -12,7 +13,6 @@ import {
   DEFAULTS,
   type Manifest,
   type ServeConfig,
-  type Trust,
   type Upstream,
   type UpstreamKind,
 } from "./types.ts";
@@ -127,22 +127,18 @@ function upstream(
   warnings: LocatedIssue[],
 ): Upstream {
   const where = at.join(".");
-  let trust: Trust = "full";
+  const trust = foldTrust(u.trust);
   let trustWritten: string | undefined;
-  if (u.trust !== undefined) {
-    if (u.trust === "full" || u.trust === "untrusted") trust = u.trust;
-    else {
-      trust = "untrusted";
-      trustWritten = u.trust;
-      warnings.push(
-        src.issue(
-          [...at, "trust"],
-          `${where}.trust ${
-            quote(u.trust)
-          } is not full or untrusted; treated as untrusted (write full or untrusted)`,
-        ),
-      );
-    }
+  if (u.trust !== undefined && u.trust !== trust) {
+    trustWritten = u.trust;
+    warnings.push(
+      src.issue(
+        [...at, "trust"],
+        `${where}.trust ${
+          quote(u.trust)
+        } is not full or untrusted; treated as untrusted (write full or untrusted)`,
+      ),
+    );
   }
   let keepalive = u.keepalive_interval ?? DEFAULTS.keepaliveSeconds;
   if (keepalive < DEFAULTS.keepaliveFloorSeconds) {

@@ -3,7 +3,8 @@
  * filtered environment), the call's arguments as JSON on stdin, stdout as the result (a JSON
  * object with `content`/`structuredContent` passes through; anything else is one text block), a
  * non-zero exit as `isError` with the tail of stderr. Past its timeout, or when the call is
- * cancelled, the whole group is stopped.
+ * cancelled, the whole group is stopped; so is whatever the tool left running in its group when
+ * it exits (a daemon meant to outlive the call starts its own session).
  */
 import path from "node:path";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
@@ -80,7 +81,7 @@ export async function runCommandTool(
   if (invalid) return errorResult(`invalid arguments for ${t.name}: ${invalid}`);
 
   const { value } = interpolate({ run: t.run, env: t.env, cwd: t.cwd }, ctx.interpolation);
-  const verdict = screenCommandTool({ run: value.run, env: value.env });
+  const verdict = screenCommandTool({ run: value.run, env: value.env, cwd: value.cwd });
   if (verdict.refused) {
     throw new CommandRefused(`refused: tools.${t.name}: ${verdict.reason}; it was NOT run`);
   }
@@ -127,7 +128,8 @@ export async function runCommandTool(
   await Promise.race([closed, new Promise((r) => setTimeout(r, 500))]);
   clearTimeout(timer);
   signal?.removeEventListener("abort", onAbort);
-  if (group.running || (ended && status.code !== 0)) await group.stop({ graceMs: 500 });
+  // The leader is gone; whatever it left running in its group goes too (cheap when nothing is).
+  await group.stop({ graceMs: 500 });
 
   if (ended === "timeout") {
     return errorResult(`${t.name} timed out after ${t.timeoutSeconds} s; its processes were stopped`);

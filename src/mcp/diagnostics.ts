@@ -3,7 +3,7 @@
  * process (under the watchdog), ask it, and stop everything again.
  */
 import type { CallToolResult, ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
-import { Exit, HermitError } from "../errors.ts";
+import { Exit, HermitError, mcpMessageOf } from "../errors.ts";
 import type { ScanFinding } from "../gates/scan.ts";
 import { SAFE_MODE_NOTICE } from "../gates/safe_mode.ts";
 import { refusalLine } from "../gates/screen_manifest.ts";
@@ -89,7 +89,7 @@ export function callOnce(
         result = await conn.client.callTool({ name: tool, arguments: args }) as CallToolResult;
       } catch (err) {
         const known = manifest.exports.tools;
-        const message = (err as Error).message.replace(/MCP error -?\d+: /g, "");
+        const message = mcpMessageOf(err);
         throw new HermitError(
           `${message}${known.includes(tool) ? "" : `; exported tools: ${known.join(", ") || "none"}`}`,
           Exit.usage,

@@ -14,9 +14,9 @@ import type {
   ServerCapabilities,
   Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { messageOf } from "../errors.ts";
+import { mcpMessageOf } from "../errors.ts";
 import { SAFE_MODE_NOTICE, safeMode } from "../gates/safe_mode.ts";
-import { sanitizeErrorMessage, sanitizeResult } from "../gates/sanitize.ts";
+import { HERMIT_META_PREFIX, sanitizeErrorMessage, sanitizeResult } from "../gates/sanitize.ts";
 import { type ScanFinding, scanText } from "../gates/scan.ts";
 import { type Refusal, refusalLine, screenManifest } from "../gates/screen_manifest.ts";
 import { needsApproval } from "../gates/trust.ts";
@@ -55,7 +55,7 @@ export interface CallOutcome {
 }
 
 /** Marks a result refused by policy (hermit call exits 4 on it). */
-export const REFUSED_META = "dev.hermit/refused";
+export const REFUSED_META = `${HERMIT_META_PREFIX}refused`;
 
 type ChangeKind = "tools" | "prompts" | "resources";
 
@@ -87,7 +87,7 @@ export class Gateway implements UpstreamOwner {
     this.clock = opts.clock ?? realClock;
     const platform = opts.platform ?? process.platform;
     this.schemaCache = opts.schemaCache === null ? undefined : opts.schemaCache ??
-      defaultSchemaCache(platform, this.#env);
+      defaultSchemaCache(manifest.dir, platform, this.#env);
     this.safeMode = safeMode(this.#env);
     this.refusals = screenManifest(manifest);
     this.requests = new ServerRequests(this);
@@ -249,7 +249,7 @@ export class Gateway implements UpstreamOwner {
           isError: true,
           content: [{
             type: "text",
-            text: sanitizeErrorMessage(messageOf(err).replace(/^(MCP error -?\d+: )+/, "")),
+            text: sanitizeErrorMessage(mcpMessageOf(err)),
           }],
         },
         refused: false,

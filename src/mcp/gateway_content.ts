@@ -16,12 +16,12 @@ import type {
 } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { sanitizeContents, sanitizeErrorMessage, sanitizeValue } from "../gates/sanitize.ts";
-import { messageOf } from "../errors.ts";
+import { mcpMessageOf, messageOf } from "../errors.ts";
 import { scanPrompt } from "../gates/scan.ts";
 import { log } from "../log.ts";
 import type { SessionPeer } from "./gateway_requests.ts";
 import type { UpstreamConnection } from "./upstream.ts";
-import { MAX_LIST_PAGES } from "./upstream_tools.ts";
+import { listAllPages } from "./upstream_tools.ts";
 
 type Kind = "resources" | "prompts";
 
@@ -44,25 +44,19 @@ export class ContentRouter {
     );
   }
 
+  /** Every page of `method` from each upstream serving `kind`; a failing one lists nothing. */
   async #collect<T>(
     kind: Kind,
+    method: string,
     page: (c: Client, cursor?: string) => Promise<{ items: T[]; next?: string }>,
     runningOnly = false,
   ): Promise<[UpstreamConnection, T[]][]> {
     return await Promise.all(
       this.#serving(kind, runningOnly).map(async (u): Promise<[UpstreamConnection, T[]]> => {
         try {
-          const items = await u.withClient(async (c) => {
-            const all: T[] = [];
-            let cursor: string | undefined;
-            for (let i = 0; i < MAX_LIST_PAGES; i++) {
-              const r = await page(c, cursor);
-              all.push(...r.items);
-              cursor = r.next || undefined;
-              if (!cursor) break;
-            }
-            return all;
-          });
+          const items = await u.withClient((c) =>
+            listAllPages(`mcp_servers.${u.name}: ${method}`, (cursor) => page(c, cursor))
+          );
           return [u, items];
         } catch (err) {
           log.warn(`mcp_servers.${u.name}: listing ${kind} failed: ${sanitizeErrorMessage(messageOf(err))}`);
@@ -73,7 +67,7 @@ export class ContentRouter {
   }
 
   async listResources(): Promise<ListResourcesResult> {
-    const per = await this.#collect("resources", async (c, cursor) => {
+    const per = await this.#collect("resources", "resources/list", async (c, cursor) => {
       const r = await c.listResources(cursor ? { cursor } : undefined);
       return { items: r.resources, next: r.nextCursor };
     });
@@ -87,7 +81,7 @@ export class ContentRouter {
   }
 
   async listResourceTemplates(): Promise<ListResourceTemplatesResult> {
-    const per = await this.#collect("resources", async (c, cursor) => {
+    const per = await this.#collect("resources", "resources/templates/list", async (c, cursor) => {
       const r = await c.listResourceTemplates(cursor ? { cursor } : undefined);
       return { items: r.resourceTemplates, next: r.nextCursor };
     });
@@ -114,7 +108,7 @@ export class ContentRouter {
 
   /** With `runningOnly` (the start-up scan), upstreams not started yet are not started for it. */
   async listPrompts(runningOnly = false): Promise<ListPromptsResult> {
-    const per = await this.#collect("prompts", async (c, cursor) => {
+    const per = await this.#collect("prompts", "prompts/list", async (c, cursor) => {
       const r = await c.listPrompts(cursor ? { cursor } : undefined);
       return { items: r.prompts, next: r.nextCursor };
     }, runningOnly);
@@ -227,7 +221,7 @@ export class ContentRouter {
 /** An upstream's error on its way to a host: its code kept, its message sanitized (gate 4). */
 function cleanError(err: unknown): Error {
   const code = (err as { code?: unknown }).code;
-  const message = sanitizeErrorMessage(messageOf(err).replace(/^(MCP error -?\d+: )+/, ""));
+  const message = sanitizeErrorMessage(mcpMessageOf(err));
   return Object.assign(new Error(message), {
     code: typeof code === "number" ? code : ErrorCode.InternalError,
   });

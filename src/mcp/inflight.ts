@@ -6,8 +6,10 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 
+/** How long requests already received may still be answered after the host closes stdin. */
+export const DRAIN_MS = 30_000;
+
 export interface InFlight {
-  count(): number;
   /** Resolves when nothing is in flight, or after `timeoutMs`. */
   idle(timeoutMs: number): Promise<void>;
 }
@@ -35,7 +37,6 @@ export function trackInFlight(transport: Transport): InFlight {
     }
   };
   return {
-    count: () => open.size,
     idle: (timeoutMs) =>
       open.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => {
         const done = () => {

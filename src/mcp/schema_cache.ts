@@ -1,18 +1,21 @@
 /**
  * The schema cache: what each upstream last listed (tools, capabilities, instructions), so a
  * `lazy: true` upstream can answer `tools/list` without being started. One file per entry in
- * `<state dir>/schema-cache/<fingerprint>.json`, mode 0600 in a 0700 directory, keyed by a 16-hex
+ * `<state dir>/schema-cache/<fingerprint>.json`, mode 0600 in a 0700 directory, each replaced atomically, keyed by a 16-hex
  * fingerprint of the connection-defining config (command, args, url, transport and the sorted
- * include/exclude filters, as written: never credentials, so rotating a token keeps the cache).
+ * include/exclude filters, as written: never credentials, so rotating a token keeps the cache)
+ * and, for a stdio server, the directory it runs in (the adapter's, or its `cwd` there): two
+ * adapters' `node server.mjs` are two servers.
  * The server's `ttlMs` freshness hint is honoured; `ttlMs: 0` or none means "no hint": the entry
  * stays valid until the config changes or a live listing replaces it (Hermes's #101007).
  */
 import { createHash } from "node:crypto";
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import type { ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { log } from "../log.ts";
+import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { homeDir, stateDir } from "../platform/paths.ts";
 import type { Upstream } from "../manifest/types.ts";
 
@@ -35,9 +38,11 @@ export interface Listing {
 }
 
 export function fingerprint(
-  u: Pick<Upstream, "command" | "args" | "url" | "kind" | "include" | "exclude">,
+  u: Pick<Upstream, "command" | "args" | "url" | "kind" | "include" | "exclude" | "cwd">,
+  adapterDir?: string,
 ): string {
   const payload = {
+    dir: u.kind === "stdio" && adapterDir !== undefined ? path.resolve(adapterDir, u.cwd ?? ".") : null,
     command: u.command ?? null,
     args: u.args ?? [],
     url: u.url ?? null,
@@ -53,21 +58,34 @@ export function ttlHint(value: unknown): number | undefined {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
 }
 
-/** The cache in hermit's state directory (`HERMIT_HOME`, else the platform's). */
+/** When a listing taken at `listedAt` with the hint `ttlMs` stops being fresh; undefined = never. */
+export function expiresAt(listedAt: number, ttlMs: number | undefined): number | undefined {
+  return ttlMs ? listedAt + ttlMs : undefined;
+}
+
+/** The cache of the adapter in `adapterDir`, in hermit's state directory (`HERMIT_HOME`, else the platform's). */
 export function defaultSchemaCache(
+  adapterDir: string,
   platform: NodeJS.Platform = process.platform,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): SchemaCache {
-  return new SchemaCache(path.join(stateDir(platform, env, homeDir()), "schema-cache"));
+  return new SchemaCache(
+    path.join(stateDir(platform, env, homeDir(env)), "schema-cache"),
+    Date.now,
+    adapterDir,
+  );
 }
 
 export class SchemaCache {
   readonly dir: string;
   readonly #now: () => number;
+  readonly #adapterDir: string | undefined;
 
-  constructor(dir: string, now: () => number = Date.now) {
+  /** `adapterDir`: where the adapter's stdio servers run (part of their fingerprint). */
+  constructor(dir: string, now: () => number = Date.now, adapterDir?: string) {
     this.dir = dir;
     this.#now = now;
+    this.#adapterDir = adapterDir;
   }
 
   #file(fp: string): string {
@@ -76,7 +94,7 @@ export class SchemaCache {
 
   /** The stored entry whatever its age, or undefined. */
   read(u: Upstream): CacheEntry | undefined {
-    const fp = fingerprint(u);
+    const fp = fingerprint(u, this.#adapterDir);
     try {
       const entry = JSON.parse(readFileSync(this.#file(fp), "utf8")) as CacheEntry;
       return entry.fingerprint === fp && Array.isArray(entry.tools) ? entry : undefined;
@@ -85,13 +103,8 @@ export class SchemaCache {
     }
   }
 
-  /** When the entry stops being fresh; undefined = never (no hint). */
-  expiresAt(entry: CacheEntry): number | undefined {
-    return entry.ttl_ms ? entry.written_at + entry.ttl_ms : undefined;
-  }
-
   isFresh(entry: CacheEntry): boolean {
-    const at = this.expiresAt(entry);
+    const at = expiresAt(entry.written_at, entry.ttl_ms);
     return at === undefined || this.#now() < at;
   }
 
@@ -104,7 +117,7 @@ export class SchemaCache {
   /** Write through after a live listing. An identical entry without a TTL is not rewritten. */
   put(u: Upstream, listing: Listing): CacheEntry {
     const entry: CacheEntry = {
-      fingerprint: fingerprint(u),
+      fingerprint: fingerprint(u, this.#adapterDir),
       server: u.name,
       tools: listing.tools,
       capabilities: listing.capabilities,
@@ -120,9 +133,7 @@ export class SchemaCache {
     try {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       chmodSync(this.dir, 0o700);
-      const tmp = `${this.#file(entry.fingerprint)}.${process.pid}.tmp`;
-      writeFileSync(tmp, JSON.stringify(entry), { mode: 0o600 });
-      renameSync(tmp, this.#file(entry.fingerprint));
+      writeFileAtomic(this.#file(entry.fingerprint), JSON.stringify(entry));
     } catch (err) {
       log.debug(`schema cache: cannot write ${this.dir}: ${(err as Error).message}`);
     }

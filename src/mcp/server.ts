@@ -22,9 +22,9 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { VERSION } from "../version.ts";
 import { type Gateway, UnknownTool } from "./gateway.ts";
 import type { SessionPeer } from "./gateway_requests.ts";
+import { serverInfo } from "./server_info.ts";
 
 export interface SessionServer {
   server: Server;
@@ -36,7 +36,7 @@ export interface SessionServer {
 export function createSessionServer(gateway: Gateway, id: string = randomUUID()): SessionServer {
   const m = gateway.manifest;
   const capabilities = gateway.capabilities();
-  const server = new Server({ name: m.name, version: m.version ?? VERSION }, { capabilities });
+  const server = new Server(serverInfo(m), { capabilities });
 
   const peer: SessionPeer = {
     id,

@@ -10,26 +10,35 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { log } from "../log.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { stopAllGroups } from "../process/group.ts";
+import { watchParent } from "../process/parent.ts";
 import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
 import { Gateway } from "./gateway.ts";
-import { trackInFlight } from "./inflight.ts";
+import { DRAIN_MS, trackInFlight } from "./inflight.ts";
 import { createSessionServer } from "./server.ts";
-
-/** How long requests already received may still run after the host closes stdin. */
-const DRAIN_MS = 30_000;
 
 export function startupWaitMs(env: Readonly<Record<string, string | undefined>> = process.env): number {
   const s = Number(env.HERMIT_STARTUP_WAIT ?? 25);
   return Number.isFinite(s) && s >= 0 ? s * 1000 : 25_000;
 }
 
-/** Resolves with the reason the session ended: stdin EOF, a signal, or the host's death. */
-export function sessionEnd(transport: { onclose?: () => void }): Promise<string> {
+/** How often the host process (our parent) is checked. */
+const HOST_POLL_MS = 2000;
+
+/**
+ * Resolves with the reason the session ended: stdin EOF, a signal, or the host's death (our
+ * parent, checked every `pollMs` by `watchParent`: ppid change on POSIX, pid plus creation time
+ * on Windows). Every way out stops the poll.
+ */
+export function sessionEnd(
+  transport: { onclose?: () => void },
+  opts: { hostGone?: () => string | undefined; pollMs?: number } = {},
+): Promise<string> {
+  const hostGone = opts.hostGone ?? watchParent(process.ppid);
   return new Promise<string>((resolve) => {
-    const ppid = process.ppid;
     const poll = setInterval(() => {
-      if (process.ppid !== ppid) resolve("the host process is gone");
-    }, 2000);
+      const why = hostGone();
+      if (why) done(`the host process is gone (${why})`);
+    }, opts.pollMs ?? HOST_POLL_MS);
     const done = (why: string) => {
       clearInterval(poll);
       resolve(why);

@@ -8,7 +8,6 @@
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import type { ExitStatus } from "../process/exit_status.ts";
 import { type ProcessGroup, spawnInGroup } from "../process/group.ts";
 
 export interface StdioSpawn {
@@ -39,11 +38,6 @@ export class GroupStdioTransport implements Transport {
 
   get pid(): number | undefined {
     return this.#group?.pgid;
-  }
-
-  /** How the process ended, once it has. */
-  get exitStatus(): ExitStatus | undefined {
-    return this.#group?.status;
   }
 
   /** The last lines the server wrote to stderr. */

@@ -52,8 +52,6 @@ export interface UpstreamOwner {
   credentialsStamp?(u: Upstream): string | undefined;
 }
 
-export class UpstreamUnavailable extends Error {}
-
 const MAX_RECONNECTS = 5;
 type Progress = (p: { progress: number; total?: number; message?: string }) => void;
 
@@ -159,16 +157,16 @@ export class UpstreamConnection {
     if (this.#connecting) return this.#connecting;
     if (this.#state === "stopped") {
       return Promise.reject(
-        new UpstreamUnavailable(
+        new Error(
           `mcp_servers.${this.name} is stopped${this.#lastError ? ` (${this.#lastError})` : ""}`,
         ),
       );
     }
     if (this.#state === "cooldown" && this.#owner.clock.now() < this.#retryAfter && !this.#login.changed()) {
-      if (this.#login.waiting) return Promise.reject(new UpstreamUnavailable(this.#lastError));
+      if (this.#login.waiting) return Promise.reject(new Error(this.#lastError));
       const secs = Math.ceil((this.#retryAfter - this.#owner.clock.now()) / 1000);
       return Promise.reject(
-        new UpstreamUnavailable(
+        new Error(
           `mcp_servers.${this.name} is unavailable (${this.#lastError}); next attempt in ${secs} s`,
         ),
       );
@@ -229,16 +227,16 @@ export class UpstreamConnection {
         this.#state = "stopped"; // the config itself is refused: never retried
         this.#lastError = err.message;
         log.error(err.message);
-        throw new UpstreamUnavailable(err.message);
+        throw new Error(err.message);
       }
       const tail = (transport as GroupStdioTransport | undefined)?.stderrTail?.slice(-3) ?? [];
       await transport?.close().catch(() => {});
       if (err instanceof NeedsLogin) {
         this.#failed(err.message, true);
-        throw new UpstreamUnavailable(err.message);
+        throw new Error(err.message);
       }
       this.#failed(describeFailure(err, tail));
-      throw new UpstreamUnavailable(`mcp_servers.${this.name} failed to start: ${this.#lastError}`);
+      throw new Error(`mcp_servers.${this.name} failed to start: ${this.#lastError}`);
     }
   }
 

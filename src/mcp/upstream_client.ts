@@ -16,7 +16,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { messageOf } from "../errors.ts";
+import { mcpMessageOf, messageOf } from "../errors.ts";
 import type { Upstream } from "../manifest/types.ts";
 import { VERSION } from "../version.ts";
 
@@ -79,7 +79,7 @@ export function isConnectionLoss(err: unknown): boolean {
 
 /** One line for people: why a connection attempt failed. */
 export function describeFailure(err: unknown, stderrTail: string[]): string {
-  let msg = messageOf(err).replace(/^MCP error -?\d+: /, "");
+  let msg = mcpMessageOf(err);
   const version = /protocol version is not supported: (\S+)/i.exec(msg);
   if (version) {
     msg = `it speaks MCP protocol version ${version[1]}; hermit speaks ${

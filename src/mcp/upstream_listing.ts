@@ -7,7 +7,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { log } from "../log.ts";
 import type { Upstream } from "../manifest/types.ts";
-import type { CacheEntry, SchemaCache } from "./schema_cache.ts";
+import { type CacheEntry, expiresAt, type SchemaCache, ttlHint } from "./schema_cache.ts";
 import { type Clock, TtlTimer } from "./upstream_lifecycle.ts";
 import { listAllTools, mapTools, type UpstreamTool } from "./upstream_tools.ts";
 
@@ -45,7 +45,7 @@ export class ToolListing {
   loadCache(entry: CacheEntry): void {
     this.#tools = mapTools(entry.tools, this.#config);
     this.#fromCache = true;
-    this.#arm(entry);
+    this.#arm(expiresAt(entry.written_at, entry.ttl_ms));
   }
 
   /** List the live tools, write them through to the cache and follow their TTL. */
@@ -58,9 +58,8 @@ export class ToolListing {
       : { tools: [], ttlMs: undefined };
     this.#tools = mapTools(tools, this.#config);
     this.#fromCache = false;
-    this.#arm(
-      this.#hooks.cache?.put(this.#config, { tools: this.#tools.map((t) => t.tool), ...meta, ttlMs }),
-    );
+    this.#hooks.cache?.put(this.#config, { tools: this.#tools.map((t) => t.tool), ...meta, ttlMs });
+    this.#arm(expiresAt(this.#hooks.clock.now(), ttlHint(ttlMs)));
   }
 
   /** Compare with an earlier list; log and notify when the exported set changed. */
@@ -83,9 +82,9 @@ export class ToolListing {
     this.#ttl.clear();
   }
 
-  #arm(entry: CacheEntry | undefined): void {
-    const expiresAt = entry?.ttl_ms ? entry.written_at + entry.ttl_ms : undefined;
-    this.#ttl.arm(expiresAt, () => {
+  /** Refresh when the list stops being fresh (`at`); undefined = never. */
+  #arm(at: number | undefined): void {
+    this.#ttl.arm(at, () => {
       log.info(`mcp_servers.${this.#config.name}: the tool list's ttlMs ran out; refreshing`);
       this.#hooks.expired();
     });

@@ -1,6 +1,7 @@
 /**
- * An upstream's tool list: every page (at most 50, like Hermes, so a broken cursor cannot spin),
- * filtered by the server's include/exclude on raw names, and mapped to exported names.
+ * An upstream's tool list: every page (at most 50, like Hermes, so a broken cursor cannot spin;
+ * the same cap for resources and prompts), filtered by the server's include/exclude on raw
+ * names, and mapped to exported names.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -8,7 +9,7 @@ import { log } from "../log.ts";
 import { exportedName, passesFilter } from "../manifest/names.ts";
 import type { Upstream } from "../manifest/types.ts";
 
-export const MAX_LIST_PAGES = 50;
+const MAX_LIST_PAGES = 50;
 
 export interface UpstreamTool {
   /** The server's own name for the tool. */
@@ -18,22 +19,37 @@ export interface UpstreamTool {
   tool: Tool;
 }
 
+/**
+ * Every page of a paginated list (`tools/list`, `resources/list`, …), at most `MAX_LIST_PAGES`;
+ * past that a warning names `what` (e.g. `mcp_servers.x: tools/list`) and the rest is ignored.
+ */
+export async function listAllPages<T>(
+  what: string,
+  page: (cursor: string | undefined) => Promise<{ items: T[]; next?: unknown }>,
+): Promise<T[]> {
+  const all: T[] = [];
+  let cursor: string | undefined;
+  for (let n = 1; n <= MAX_LIST_PAGES; n++) {
+    const r = await page(cursor);
+    all.push(...r.items);
+    cursor = typeof r.next === "string" && r.next ? r.next : undefined;
+    if (!cursor) return all;
+  }
+  log.warn(`${what} has more than ${MAX_LIST_PAGES} pages; the rest is ignored`);
+  return all;
+}
+
 /** Every page of `tools/list`, and the server's `ttlMs` hint from the first page (SEP-2549). */
 export async function listAllTools(
   client: Client,
   server: string,
 ): Promise<{ tools: Tool[]; ttlMs?: number }> {
-  const tools: Tool[] = [];
   let ttlMs: number | undefined;
-  let cursor: string | undefined;
-  for (let page = 1; page <= MAX_LIST_PAGES; page++) {
+  const tools = await listAllPages(`mcp_servers.${server}: tools/list`, async (cursor) => {
     const res = await client.listTools(cursor ? { cursor } : undefined);
-    if (page === 1) ttlMs = (res as { ttlMs?: number }).ttlMs;
-    tools.push(...res.tools);
-    cursor = typeof res.nextCursor === "string" && res.nextCursor ? res.nextCursor : undefined;
-    if (!cursor) return { tools, ttlMs };
-  }
-  log.warn(`mcp_servers.${server}: tools/list has more than ${MAX_LIST_PAGES} pages; the rest is ignored`);
+    if (cursor === undefined) ttlMs = (res as { ttlMs?: number }).ttlMs; // the first page
+    return { items: res.tools, next: res.nextCursor };
+  });
   return { tools, ttlMs };
 }
 

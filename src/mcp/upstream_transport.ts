@@ -34,8 +34,6 @@ export interface BuiltTransport {
   unresolved: string[];
 }
 
-export class UpstreamConfigError extends Error {}
-
 /** Screening (gate 1) refused the entry, after interpolation, right before the spawn. */
 export class UpstreamRefused extends Error {}
 
@@ -45,13 +43,19 @@ export function buildTransport(u: Upstream, ctx: TransportContext): BuiltTranspo
       { command: u.command!, args: u.args, env: u.env, cwd: u.cwd },
       ctx.interpolation,
     );
-    const verdict = screenUpstream({ command: value.command, args: value.args, env: value.env, headers: {} });
+    const verdict = screenUpstream({
+      command: value.command,
+      args: value.args,
+      env: value.env,
+      headers: {},
+      cwd: value.cwd,
+    });
     if (verdict.refused) throw new UpstreamRefused(`refused: mcp_servers.${u.name}: ${verdict.reason}`);
     const env = childEnv(ctx.parentEnv, value.env, ctx.platform);
     const cwd = path.resolve(ctx.adapterDir, value.cwd ?? ".");
     const resolved = which(value.command, { path: env.PATH, cwd, platform: ctx.platform });
     if (!resolved) {
-      throw new UpstreamConfigError(
+      throw new Error(
         `command not found: '${value.command}' (looked in ${
           value.command.includes("/") ? cwd : "PATH=" + (env.PATH ?? "")
         })`,

@@ -1,12 +1,13 @@
 /**
  * An exclusive lock on a file, held by this process until released or until it dies: flock(2)
  * where the platform has it (Deno's `FsFile.tryLock`; libc's flock through `bun:ffi` under Bun
- * and in the compiled binary), otherwise an O_EXCL lock file holding our pid and start time,
- * taken over when its holder is gone. Polls without blocking the event loop.
+ * and in the compiled binary), otherwise (Windows; Node) an O_EXCL lock file holding our pid and start
+ * time, taken over when its holder is gone (`pidfile_lock.ts`). Polls without blocking the event
+ * loop.
  */
-import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
 import process from "node:process";
-import { isAlive, processStartTime } from "./proc.ts";
+import { tryPidfileLock } from "./pidfile_lock.ts";
 import { runtime } from "./runtime.ts";
 
 export interface FileLock {
@@ -75,39 +76,8 @@ export async function tryLock(path: string): Promise<FileLock | undefined> {
     closeSync(fd);
     return undefined;
   }
-  return tryPidfile(path);
-}
-
-function tryPidfile(path: string): FileLock | undefined {
-  const me = `${process.pid} ${processStartTime(process.pid) ?? ""}`;
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(path, me, { flag: "wx", mode: 0o600 });
-      return {
-        kind: "pidfile",
-        release: () => {
-          try {
-            if (readFileSync(path, "utf8") === me) unlinkSync(path);
-          } catch { /* already gone */ }
-        },
-      };
-    } catch {
-      // held: take it over only when its holder is gone
-      let holder = "";
-      try {
-        holder = readFileSync(path, "utf8");
-      } catch {
-        continue;
-      }
-      const [pid, start] = holder.split(" ");
-      const gone = !isAlive(Number(pid)) || (start && processStartTime(Number(pid)) !== start);
-      if (!gone) return undefined;
-      try {
-        unlinkSync(path);
-      } catch { /* someone else took it over first */ }
-    }
-  }
-  return undefined;
+  const pidfile = tryPidfileLock(path);
+  return pidfile && { kind: "pidfile", release: pidfile.release };
 }
 
 /** Wait for the lock, polling every 50 ms, up to `timeoutMs`. */

@@ -1,7 +1,8 @@
 /**
  * Facts about processes that differ per OS: whether a pid is alive (zombies count as dead), its
  * start time (to guard against pid reuse), and whether any live process is left in a group.
- * Linux reads /proc; other POSIX systems ask `ps`. Windows has no process groups: there a
+ * Linux reads /proc; other POSIX systems ask `ps` (and kill(2), which answers "no such group"
+ * without a /proc scan everywhere). Windows has no process groups: there a
  * "group" is the leader's process tree (`win_tree.ts`), read from the process table and killed
  * process by process through the Windows API (`win_api.ts`), with `tasklist`/`taskkill` as the
  * fallback where the runtime has no FFI.
@@ -10,7 +11,7 @@ import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 import { winApiAvailable, winCreationTime, winProcessTable, winTerminate } from "./win_api.ts";
-import { type ProcEntry, treeMembers } from "./win_tree.ts";
+import { indexTable, type ProcIndex, treeMembers } from "./win_tree.ts";
 
 const linux = process.platform === "linux";
 const windows = process.platform === "win32";
@@ -51,10 +52,13 @@ export function isAlive(pid: number): boolean {
 
 /**
  * An opaque string that changes when `pid` is reused by another process; undefined when the pid
- * is not running or the platform cannot tell.
+ * is not running (a zombie included) or the platform cannot tell.
  */
 export function processStartTime(pid: number): string | undefined {
-  if (linux) return readProcStat(pid)?.startTicks;
+  if (linux) {
+    const st = readProcStat(pid);
+    return st && st.state !== "Z" && st.state !== "X" ? st.startTicks : undefined;
+  }
   if (windows) return winApiAvailable() ? winCreationTime(pid)?.toString() : windowsStartTime(pid);
   try {
     const out = execFileSync("ps", ["-o", "lstart=", "-p", String(pid)], {
@@ -103,7 +107,7 @@ function windowsStartTime(pid: number): string | undefined {
  * Undefined where the platform cannot list them (macOS and other POSIX systems).
  */
 export function groupMembers(pgid: number): number[] | undefined {
-  if (windows) return windowsTree(pgid, winProcessTable());
+  if (windows) return windowsTree(pgid, windowsIndex());
   if (!linux) return undefined;
   const out: number[] = [];
   for (const name of readdirSync("/proc")) {
@@ -118,8 +122,8 @@ export function groupMembers(pgid: number): number[] | undefined {
 export function aliveGroups(pgids: Iterable<number>): Set<number> {
   const wanted = new Set(pgids);
   if (windows) {
-    const table = winProcessTable();
-    return new Set([...wanted].filter((g) => windowsTree(g, table).length > 0));
+    const index = windowsIndex();
+    return new Set([...wanted].filter((g) => windowsTree(g, index).length > 0));
   }
   if (!linux || wanted.size <= 1) return new Set([...wanted].filter(groupAlive));
   const out = new Set<number>();
@@ -131,16 +135,26 @@ export function aliveGroups(pgids: Iterable<number>): Set<number> {
   return out;
 }
 
-/** True while any live process remains in group `pgid`. */
+/**
+ * True while any live process remains in group `pgid`. POSIX asks kill(2) first: no such group
+ * ends it there. kill(2) counts zombies, so Linux then looks for one live member in /proc.
+ */
 export function groupAlive(pgid: number): boolean {
-  const members = groupMembers(pgid);
-  if (members) return members.length > 0;
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
+  if (windows) return windowsTree(pgid, windowsIndex()).length > 0;
+  if (pgid > 1) {
+    try {
+      process.kill(-pgid, 0);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EPERM") return false;
+    }
   }
+  if (!linux) return pgid > 1;
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const st = readProcStat(Number(name));
+    if (st && st.pgid === pgid && st.state !== "Z" && st.state !== "X") return true;
+  }
+  return false;
 }
 
 let ownPgid: number | undefined;
@@ -180,17 +194,23 @@ export function forgetGroup(pgid: number): void {
   leaders.delete(pgid);
 }
 
+/** The process table, indexed once; undefined without FFI. */
+function windowsIndex(): ProcIndex | undefined {
+  const table = winProcessTable();
+  return table && indexTable(table);
+}
+
 /** Live members of the Windows "group" `pgid` (the leader's tree); [] when unknown. */
-function windowsTree(pgid: number, table: ProcEntry[] | undefined): number[] {
-  if (!table) return isAlive(pgid) ? [pgid] : []; // no FFI: only the leader is visible
-  const start = leaders.get(pgid) ?? table.find((p) => p.pid === pgid)?.start;
+function windowsTree(pgid: number, index: ProcIndex | undefined): number[] {
+  if (!index) return isAlive(pgid) ? [pgid] : []; // no FFI: only the leader is visible
+  const start = leaders.get(pgid) ?? index.byPid.get(pgid)?.start;
   if (start === undefined) return [];
-  return treeMembers(table, { pid: pgid, start });
+  return treeMembers(index, { pid: pgid, start });
 }
 
 function killTreeWindows(pgid: number): boolean {
-  const table = winProcessTable();
-  if (!table) {
+  const index = windowsIndex();
+  if (!index) {
     try {
       execFileSync("taskkill", ["/PID", String(pgid), "/T", "/F"], { stdio: "ignore", windowsHide: true });
       return true;
@@ -198,10 +218,9 @@ function killTreeWindows(pgid: number): boolean {
       return false;
     }
   }
-  const starts = new Map(table.map((p) => [p.pid, p.start]));
   let any = false;
-  for (const pid of windowsTree(pgid, table)) {
-    if (winTerminate({ pid, start: starts.get(pid)! })) any = true;
+  for (const pid of windowsTree(pgid, index)) {
+    if (winTerminate({ pid, start: index.byPid.get(pid)!.start })) any = true;
   }
   return any;
 }

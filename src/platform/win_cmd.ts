@@ -26,7 +26,7 @@ export interface SpawnPlan {
 
 export class BatchArgumentError extends Error {}
 
-export function isBatchFile(file: string): boolean {
+function isBatchFile(file: string): boolean {
   return /\.(cmd|bat)$/i.test(file);
 }
 

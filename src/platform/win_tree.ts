@@ -25,12 +25,13 @@ export interface ProcessId {
 /** Pids Windows reserves (System Idle Process, System): never part of anyone's tree. */
 const RESERVED = new Set([0, 4]);
 
-/**
- * The pids of the live processes in the tree rooted at `root`: the root itself when it still
- * runs (same pid and creation time), and every descendant, following only parent links that the
- * creation times confirm. Works after the root has exited too (its orphans are still found).
- */
-export function treeMembers(table: readonly ProcEntry[], root: ProcessId): number[] {
+/** A snapshot of the process table indexed by pid and by parent pid, built once per snapshot. */
+export interface ProcIndex {
+  byPid: ReadonlyMap<number, ProcEntry>;
+  children: ReadonlyMap<number, readonly ProcEntry[]>;
+}
+
+export function indexTable(table: readonly ProcEntry[]): ProcIndex {
   const byPid = new Map<number, ProcEntry>();
   const children = new Map<number, ProcEntry[]>();
   for (const p of table) {
@@ -40,6 +41,17 @@ export function treeMembers(table: readonly ProcEntry[], root: ProcessId): numbe
     if (list) list.push(p);
     else children.set(p.ppid, [p]);
   }
+  return { byPid, children };
+}
+
+/**
+ * The pids of the live processes in the tree rooted at `root`: the root itself when it still
+ * runs (same pid and creation time), and every descendant, following only parent links that the
+ * creation times confirm. Works after the root has exited too (its orphans are still found).
+ * Pass an index (`indexTable`) when asking about several trees of one snapshot.
+ */
+export function treeMembers(table: readonly ProcEntry[] | ProcIndex, root: ProcessId): number[] {
+  const { byPid, children } = "byPid" in table ? table : indexTable(table);
   const out: number[] = [];
   const seen = new Set<number>();
   const holder = byPid.get(root.pid);
@@ -69,14 +81,6 @@ export function isChildOf(child: ProcEntry, parent: ProcessId, holder: ProcEntry
   if (child.ppid !== parent.pid || child.start < parent.start) return false;
   if (holder && holder.start !== parent.start && child.start >= holder.start) return false;
   return true;
-}
-
-/**
- * Is the process we know as `known` still the one running under its pid? `now` is that pid's
- * creation time now (undefined: nothing runs under it).
- */
-export function sameProcess(known: ProcessId, now: bigint | undefined): boolean {
-  return now !== undefined && now === known.start;
 }
 
 const STRIDE_MIN = 96;

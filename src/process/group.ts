@@ -1,7 +1,10 @@
 /**
  * Children in their own process group. Every process hermit starts goes through `spawnInGroup`,
  * which records the group so it can be stopped (stdin close, SIGTERM to the group, a grace period,
- * SIGKILL) when hermit stops, and so the watchdog can reap it if hermit is killed outright.
+ * SIGKILL) when hermit stops, and so the watchdog can reap it if hermit is killed outright. A
+ * group is dropped once nothing is left in it (checked when the leader exits, then every
+ * ORPHAN_POLL_MS while what it left behind runs), and a dropped group is never signalled again:
+ * its id may since belong to someone else.
  * On Windows the "group" is the child's process tree (see `platform/proc.ts`), and a batch file
  * (`npx.cmd`) is started through cmd.exe with escaped arguments (see `platform/win_cmd.ts`).
  */
@@ -14,7 +17,10 @@ import { comspecOf, windowsSpawnPlan } from "../platform/win_cmd.ts";
 import { type ExitStatus, exitStatusOf, spawnErrorStatus } from "./exit_status.ts";
 import { sleep, within } from "./wait.ts";
 
+/** From SIGTERM to SIGKILL, for hermit's own stops and the watchdog's. */
 export const DEFAULT_GRACE_MS = 3000;
+/** How often a group whose leader has exited is checked for what it left running. */
+const ORPHAN_POLL_MS = 1000;
 
 export interface GroupSpawnOptions {
   cwd?: string;
@@ -50,6 +56,7 @@ export class ProcessGroup {
   readonly exited: Promise<ExitStatus>;
   #status: ExitStatus | undefined;
   #stopping: Promise<ExitStatus> | undefined;
+  #orphanPoll: ReturnType<typeof setInterval> | undefined;
 
   constructor(command: string, args: string[], opts: GroupSpawnOptions) {
     this.command = command;
@@ -101,11 +108,23 @@ export class ProcessGroup {
   #finish(status: ExitStatus): void {
     if (this.#status) return;
     this.#status = status;
-    // The leader is gone; descendants may still hold the group until stop() reaps them.
-    if (this.pgid !== undefined && !groupAlive(this.pgid)) this.#forget();
+    const pgid = this.pgid;
+    if (pgid === undefined || !groups.has(this)) return;
+    if (!groupAlive(pgid)) {
+      this.#forget();
+      return;
+    }
+    // The leader is gone but descendants hold the group: drop it when they are gone too (or when
+    // stop() has reaped them).
+    if (this.#stopping) return;
+    this.#orphanPoll = setInterval(() => {
+      if (!groupAlive(pgid)) this.#forget();
+    }, ORPHAN_POLL_MS);
+    (this.#orphanPoll as { unref?: () => void }).unref?.();
   }
 
   #forget(): void {
+    clearInterval(this.#orphanPoll);
     if (this.pgid === undefined || !groups.delete(this)) return;
     forgetGroup(this.pgid);
     for (const l of listeners) l("remove", this.pgid);
@@ -122,14 +141,16 @@ export class ProcessGroup {
 
   async #stop(graceMs: number, stdinMs: number): Promise<ExitStatus> {
     const pgid = this.pgid;
-    if (pgid === undefined) return this.exited;
+    // never started, or already dropped as empty: nothing of it is left to signal
+    if (pgid === undefined || !groups.has(this)) return this.exited;
+    clearInterval(this.#orphanPoll);
     try {
       this.child.stdin?.end();
     } catch {
       // already closed
     }
     if (stdinMs > 0 && this.running) await within(this.exited, stdinMs);
-    if (groupAlive(pgid)) {
+    if (groups.has(this) && groupAlive(pgid)) {
       signalGroup(pgid, "SIGTERM");
       const deadline = Date.now() + graceMs;
       while (groupAlive(pgid) && Date.now() < deadline) await sleep(25);
@@ -141,7 +162,7 @@ export class ProcessGroup {
     }
     const status = await within(this.exited, 2000);
     this.#forget();
-    return status ?? this.#status ?? { code: 137, signal: "SIGKILL", reason: "killed by SIGKILL" };
+    return status ?? this.#status ?? exitStatusOf(null, "SIGKILL");
   }
 }
 

@@ -13,22 +13,15 @@
 import process from "node:process";
 import { createInterface } from "node:readline";
 import { log } from "../log.ts";
-import {
-  aliveGroups,
-  forgetGroup,
-  isAlive,
-  processStartTime,
-  signalGroup,
-  trackGroup,
-} from "../platform/proc.ts";
+import { aliveGroups, forgetGroup, signalGroup, trackGroup } from "../platform/proc.ts";
 import type { ExitStatus } from "./exit_status.ts";
-import { spawnInGroup } from "./group.ts";
-import { parentCheck, parentGoneReason } from "./parent.ts";
+import { DEFAULT_GRACE_MS, spawnInGroup } from "./group.ts";
+import { watchParent } from "./parent.ts";
 import { within } from "./wait.ts";
 import { initialState, step, type WatchdogEvent, type WatchdogState } from "./watchdog.ts";
 
 /** The documented defaults: 3 s from SIGTERM to SIGKILL, the parent checked every 2 s. */
-export const WATCHDOG_DEFAULTS = { graceMs: 3000, pollMs: 2000 } as const;
+export const WATCHDOG_DEFAULTS = { graceMs: DEFAULT_GRACE_MS, pollMs: 2000 } as const;
 
 export interface WatchdogOptions {
   ppid: number;
@@ -50,9 +43,9 @@ export function runWatchdog(opts: WatchdogOptions): Promise<number> {
     let state: WatchdogState = initialState;
     let commandStatus: ExitStatus | undefined;
     let finished = false;
-    const check = parentCheck(process.platform, opts.ppid, process.ppid);
-    const parentStart = check === "identity" ? processStartTime(opts.ppid) : undefined;
+    const parentGone = watchParent(opts.ppid);
     const timers: ReturnType<typeof setInterval>[] = [];
+    let terminateTimerStarted = false;
 
     let commandExited: Promise<ExitStatus> | undefined;
 
@@ -81,7 +74,8 @@ export function runWatchdog(opts: WatchdogOptions): Promise<number> {
         if (a.type === "signal") signalGroup(a.pgid, a.signal);
         else void finish(a.reason);
       }
-      if (state.phase === "terminating" && timers.length < 2) {
+      if (state.phase === "terminating" && !terminateTimerStarted) {
+        terminateTimerStarted = true;
         timers.push(setInterval(() => tick(), 50));
       }
     };
@@ -90,21 +84,6 @@ export function runWatchdog(opts: WatchdogOptions): Promise<number> {
       const before = state.groups;
       feed({ type: "tick", now: Date.now(), alive: aliveGroups(state.groups) });
       for (const g of before) if (!state.groups.has(g)) forgetGroup(g);
-    };
-
-    const parentGone = (): string | undefined => {
-      if (check === "ppid") {
-        return parentGoneReason({ check, watched: opts.ppid, ppidNow: process.ppid, alive: true });
-      }
-      const alive = isAlive(opts.ppid);
-      return parentGoneReason({
-        check,
-        watched: opts.ppid,
-        ppidNow: process.ppid,
-        alive,
-        startThen: parentStart,
-        startNow: alive ? processStartTime(opts.ppid) : undefined,
-      });
     };
 
     const poll = () => {
@@ -121,10 +100,7 @@ export function runWatchdog(opts: WatchdogOptions): Promise<number> {
     if (opts.command) {
       const [cmd, ...args] = opts.command;
       const child = spawnInGroup(cmd, args, { env: process.env as Record<string, string>, stdio: "inherit" });
-      if (child.pgid !== undefined) {
-        trackGroup(child.pgid);
-        feed({ type: "register", pgid: child.pgid });
-      }
+      if (child.pgid !== undefined) feed({ type: "register", pgid: child.pgid });
       commandExited = child.exited;
       child.exited.then((status) => {
         commandStatus = status;

@@ -3,16 +3,13 @@
  */
 import process from "node:process";
 import { isAlive } from "../platform/proc.ts";
-import { checkEndpoint, type Endpoint, readEndpoint, removeEndpoint } from "./endpoint.ts";
-
-export interface UpstreamStatus {
-  name: string;
-  state: string;
-  transport: string;
-  tools: number;
-  pid?: number;
-  lastError?: string;
-}
+import {
+  checkEndpoint,
+  type Endpoint,
+  readEndpoint,
+  removeEndpoint,
+  type UpstreamStatus,
+} from "./endpoint.ts";
 
 export interface ServiceStatus {
   running: boolean;
@@ -33,18 +30,17 @@ export async function serviceStatus(dir: string): Promise<ServiceStatus> {
   if (!ep) return { running: false, why: "no endpoint file (.serve/endpoint)" };
   const live = await checkEndpoint(ep);
   if (!live.live) return { running: false, why: `stale endpoint: ${live.why}`, url: ep.url, pid: ep.pid };
-  const health = await (await fetch(new URL("/health", ep.url), { signal: AbortSignal.timeout(3000) }))
-    .json() as Record<string, unknown>;
+  const { health } = live;
   return {
     running: true,
     url: ep.url,
     pid: ep.pid,
     started_at: ep.started_at,
-    uptime_s: health.uptime_s as number,
-    clients: health.clients as number,
+    uptime_s: health.uptime_s,
+    clients: health.clients,
     host_launched: ep.host_launched,
-    tools: health.tools as number,
-    upstreams: health.upstreams as UpstreamStatus[],
+    tools: health.tools,
+    upstreams: health.upstreams,
   };
 }
 

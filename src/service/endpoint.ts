@@ -2,11 +2,13 @@
  * `DIR/.serve/endpoint`: how relays and `hermit status`/`stop` find a running standalone service.
  * JSON `{url, token, pid, process_start, started_at, version, host_launched}`, mode 0600 in a 0700
  * directory, written atomically, removed on a clean stop. It is valid only while its pid is alive
- * with the same start time and its URL answers `/health` as that pid; otherwise it is stale.
+ * with the same start time and its URL answers `/health` as that pid; otherwise it is stale. What
+ * `/health` answers (`Health`) is defined here too.
  */
-import { chmodSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
+import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { isAlive, processStartTime } from "../platform/proc.ts";
 
 export interface Endpoint {
@@ -20,11 +22,35 @@ export interface Endpoint {
   host_launched: boolean;
 }
 
-export function serveDir(adapterDir: string): string {
+/** An upstream as `/health` reports it. */
+export interface UpstreamStatus {
+  name: string;
+  state: string;
+  transport: string;
+  tools: number;
+  pid?: number;
+  lastError?: string;
+}
+
+/** What `GET /health` answers (open, no token needed). */
+export interface Health {
+  /** starting: bound, upstreams still starting (MCP requests wait); degraded: some upstream is down. */
+  status: "starting" | "ok" | "degraded";
+  adapter: string;
+  version: string;
+  pid: number;
+  uptime_s: number;
+  clients: number;
+  host_launched: boolean;
+  tools: number;
+  upstreams: UpstreamStatus[];
+}
+
+function serveDir(adapterDir: string): string {
   return path.join(adapterDir, ".serve");
 }
 
-export function endpointPath(adapterDir: string): string {
+function endpointPath(adapterDir: string): string {
   return path.join(serveDir(adapterDir), "endpoint");
 }
 
@@ -47,10 +73,7 @@ export function ensureServeDir(adapterDir: string): string {
 
 export function writeEndpoint(adapterDir: string, ep: Endpoint): void {
   ensureServeDir(adapterDir);
-  const file = endpointPath(adapterDir);
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(ep, null, 2) + "\n", { mode: 0o600 });
-  renameSync(tmp, file);
+  writeFileAtomic(endpointPath(adapterDir), JSON.stringify(ep, null, 2) + "\n");
 }
 
 export function readEndpoint(adapterDir: string): Endpoint | undefined {
@@ -74,11 +97,11 @@ export function removeEndpoint(adapterDir: string, pid = process.pid): void {
   } catch { /* gone already */ }
 }
 
-export type Liveness = { live: true } | { live: false; why: string };
+export type Liveness = { live: true; health: Health } | { live: false; why: string };
 
 /** Is the service behind `ep` the one that wrote it, and does it answer? */
 export async function checkEndpoint(ep: Endpoint, timeoutMs = 2000): Promise<Liveness> {
-  const local = /^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(ep.url);
+  const local = /^https?:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])[:/]/.test(ep.url);
   if (local) {
     if (!isAlive(ep.pid)) return { live: false, why: `its process ${ep.pid} is gone` };
     const start = processStartTime(ep.pid);
@@ -89,9 +112,9 @@ export async function checkEndpoint(ep: Endpoint, timeoutMs = 2000): Promise<Liv
   try {
     const res = await fetch(new URL("/health", ep.url), { signal: AbortSignal.timeout(timeoutMs) });
     if (!res.ok) return { live: false, why: `/health answered ${res.status}` };
-    const health = await res.json() as { pid?: number };
+    const health = await res.json() as Health;
     if (local && health.pid !== ep.pid) return { live: false, why: "another service answers at its address" };
-    return { live: true };
+    return { live: true, health };
   } catch (err) {
     return {
       live: false,

@@ -6,9 +6,10 @@
  * turns their verdicts into responses.
  */
 import { timingSafeEqual } from "node:crypto";
+import type { Health } from "./endpoint.ts";
 import { jsonRpcError } from "./sessions.ts";
 
-export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export const MCP_PATH = "/mcp";
 
 export interface SecurityConfig {
@@ -28,9 +29,9 @@ function hostnameOf(hostHeader: string): string {
   return hostHeader.replace(/:\d+$/, "");
 }
 
-export type Verdict = { ok: true } | { ok: false; status: 401 | 403; message: string };
+type Verdict = { ok: true } | { ok: false; status: 401 | 403; message: string };
 
-export function checkHostAndOrigin(headers: Headers, cfg: SecurityConfig): Verdict {
+function checkHostAndOrigin(headers: Headers, cfg: SecurityConfig): Verdict {
   const host = headers.get("host");
   if (cfg.allowedHosts.length) {
     if (!host || !cfg.allowedHosts.includes(hostnameOf(host).toLowerCase())) {
@@ -56,7 +57,7 @@ export function checkHostAndOrigin(headers: Headers, cfg: SecurityConfig): Verdi
   return { ok: true };
 }
 
-export function checkToken(headers: Headers, token: string): Verdict {
+function checkToken(headers: Headers, token: string): Verdict {
   const auth = headers.get("authorization") ?? "";
   const m = /^Bearer\s+(.+)$/i.exec(auth);
   if (!m) return { ok: false, status: 401, message: "Unauthorized: a bearer token is required" };
@@ -67,7 +68,7 @@ export function checkToken(headers: Headers, token: string): Verdict {
 }
 
 /** The body as parsed JSON, or a response refusing it (too large or not JSON). */
-export async function readBody(
+async function readBody(
   req: Request,
   max = MAX_BODY_BYTES,
 ): Promise<{ body: unknown } | { response: Response }> {
@@ -97,7 +98,7 @@ export async function readBody(
 }
 
 export interface Routes {
-  health(): unknown;
+  health(): Health;
   mcp(req: Request, body: unknown): Promise<Response>;
   stop(): void;
 }

@@ -2,19 +2,23 @@
  * Finding the running service for an adapter, or starting one. A service is started detached (its
  * own session, logs in `DIR/.serve/log`) and is ready once its endpoint answers. Relays launch
  * under `DIR/.serve.lock`, re-reading the endpoint after taking it, so however many race, exactly
- * one service starts.
+ * one service starts. Also the one-line messages about it (none running, one already running),
+ * naming the directory as the user would type it.
  */
 import { spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
+import path from "node:path";
 import process from "node:process";
 import { Exit, HermitError } from "../errors.ts";
 import { log } from "../log.ts";
+import { displayPath } from "../manifest/load.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { acquireLock } from "../platform/lock.ts";
 import { selfCommand } from "../platform/runtime.ts";
+import { sleep } from "../process/wait.ts";
 import { checkEndpoint, type Endpoint, ensureServeDir, lockPath, logPath, readEndpoint } from "./endpoint.ts";
 
-export const LAUNCH_TIMEOUT_MS = 120_000;
+const LAUNCH_TIMEOUT_MS = 120_000;
 
 /** The live endpoint of the adapter's service, if one runs. */
 export async function findService(dir: string): Promise<Endpoint | undefined> {
@@ -61,7 +65,7 @@ export async function launchDetached(
     const ep = readEndpoint(m.dir);
     if (ep && ep.pid === child.pid && (await checkEndpoint(ep)).live) return ep;
     if (exited) break;
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   const tail = logTail(logFile, 3);
   if (!exited) {
@@ -84,7 +88,6 @@ export async function launchDetached(
 export async function findOrLaunch(m: Manifest, allowLaunch: boolean): Promise<Endpoint | undefined> {
   const found = await findService(m.dir);
   if (found || !allowLaunch) return found;
-  ensureServeDir(m.dir);
   const lock = await acquireLock(lockPath(m.dir), LAUNCH_TIMEOUT_MS);
   if (!lock) {
     throw new HermitError(
@@ -102,9 +105,26 @@ export async function findOrLaunch(m: Manifest, allowLaunch: boolean): Promise<E
   }
 }
 
-export function noServiceMessage(m: Manifest, dirShown: string): string {
+/** The adapter directory as a user here would type it: "." for the working directory. */
+export function shownDir(m: Manifest): string {
+  return path.resolve(m.dir) === process.cwd() ? "." : displayPath(m.dir);
+}
+
+/** Refusing a second service for the adapter: where the first one runs, and how to stop it. */
+export function alreadyRunningError(m: Manifest, running: Endpoint): HermitError {
+  return new HermitError(
+    `a service for ${m.name} is already running at ${running.url} (pid ${running.pid}); stop it with 'hermit stop ${
+      shownDir(m)
+    }'`,
+    Exit.usage,
+  );
+}
+
+export function noServiceMessage(m: Manifest): string {
   const instructions = m.serve.instructions ? `, see ${m.serve.instructions}` : "";
-  return `no service is running for ${m.name}; start it with 'hermit serve ${dirShown} --standalone'${instructions}`;
+  return `no service is running for ${m.name}; start it with 'hermit serve ${
+    shownDir(m)
+  } --standalone'${instructions}`;
 }
 
 function logTail(file: string, n: number): string {

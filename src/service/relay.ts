@@ -3,80 +3,86 @@
  * passes raw JSON-RPC both ways between the host (stdio) and the shared service (Streamable HTTP,
  * including the service's event stream), so the host's own `initialize` and capabilities reach
  * the service. It must not die while its host lives: when the service goes away it finds or
- * relaunches one, replays the host's `initialize`, retries the requests that are safe to repeat
- * (reads, and calls of read-only tools) and answers a write call it cannot confirm with an
- * "outcome uncertain" error. It exits when its host goes away.
+ * relaunches one, replays the host's `initialize` (or sends it again, if it was never answered),
+ * retries the requests that are safe to repeat (reads, and calls of read-only tools) and answers a
+ * write call it cannot confirm with an "outcome uncertain" error. A request that waits 30 s for a
+ * service that is not there gets an error. It exits when its host goes away, or — with an error
+ * naming the cause and the fix — when the service refuses it for good (a wrong token).
  */
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js";
-import { messageOf } from "../errors.ts";
+import { Exit, HermitError, messageOf } from "../errors.ts";
 import { log } from "../log.ts";
+import { DRAIN_MS, trackInFlight } from "../mcp/inflight.ts";
 import { sessionEnd } from "../mcp/session.ts";
+import { sleep } from "../process/wait.ts";
+import { type Refusal, refusalOf } from "./access.ts";
+import { closeService, openService, type ServiceAddress } from "./relay_connection.ts";
+import {
+  backoffMs,
+  expiredRequests,
+  isRequest,
+  isResponse,
+  neverDelivered,
+  type Outage,
+  settleSent,
+  uncertainMessage,
+  WAIT_MS,
+  type Waiting,
+} from "./relay_policy.ts";
 import type { WarmAnswers } from "./warm_answers.ts";
-
-export interface ServiceAddress {
-  url: string;
-  token?: string;
-}
 
 export interface RelayTarget {
   /** Find (or launch) the service; undefined when none runs and none may be started. */
   locate(): Promise<ServiceAddress | undefined>;
   /** Said when no service can be found while the host waits. */
   unavailable: string;
+  /**
+   * What to say when the service answers 401 or 403: the relay then ends with that error. Without
+   * it the relay finds the service again (a relaunched local service has a new token).
+   */
+  refused?(r: Refusal): string;
 }
 
-/** Methods that are safe to send twice. `tools/call` is, only for read-only tools. */
-const IDEMPOTENT = new Set([
-  "ping",
-  "tools/list",
-  "resources/list",
-  "resources/templates/list",
-  "resources/read",
-  "resources/subscribe",
-  "resources/unsubscribe",
-  "prompts/list",
-  "prompts/get",
-  "completion/complete",
-  "logging/setLevel",
-]);
-
-const isRequest = (m: JSONRPCMessage): m is JSONRPCRequest => "method" in m && "id" in m;
-const isResponse = (m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId } =>
-  !("method" in m) && "id" in m;
-/** How long requests already sent may still be answered after the host closes stdin. */
-const DRAIN_MS = 30_000;
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** A connection that held this long ends the outage before it. */
+const STEADY_MS = 30_000;
 
 export class Relay {
   readonly #target: RelayTarget;
   readonly #host = new StdioServerTransport();
   #service: StreamableHTTPClientTransport | undefined;
+  #connectedAt = 0;
   /** warming: no service yet (answering what the manifest and cache can); reconnecting: lost it. */
   #phase: "connecting" | "warming" | "ready" | "reconnecting" | "closed" = "connecting";
   readonly #warm: WarmAnswers | undefined;
   readonly #queue: JSONRPCMessage[] = [];
-  readonly #pending = new Map<RequestId, JSONRPCRequest>();
+  readonly #pending = new Map<RequestId, Waiting>();
   /** Requests handed to a service (as opposed to queued): only these can be "in flight". */
   readonly #sent = new Set<RequestId>();
   readonly #readOnly = new Set<string>();
-  readonly #internal = new Map<RequestId, (m: JSONRPCMessage) => void>();
   #init: JSONRPCRequest | undefined;
   #initialized = false;
-  #replays = 0;
+  #outage: Outage | undefined;
+  /** Why the service refused this relay for good; ends `run` with that error. */
+  #refusal: string | undefined;
+  readonly #refused: Promise<string>;
+  #onRefused!: (message: string) => void;
 
   constructor(target: RelayTarget, warm?: WarmAnswers) {
     this.#target = target;
     this.#warm = warm;
+    this.#refused = new Promise((resolve) => (this.#onRefused = resolve));
   }
 
   /**
    * Attach to the service (`first`), or — with no service yet — answer the host from the
    * manifest and cache while `target.locate()` starts one; then relay until the host goes away.
+   * Throws (after answering what the host asked) when the service refuses the relay.
    */
   async run(first: ServiceAddress | undefined): Promise<number> {
     this.#host.onmessage = (m) => this.#fromHost(m);
+    const inFlight = trackInFlight(this.#host);
     const ended = sessionEnd(this.#host);
     if (first) {
       await this.#attach(first, false);
@@ -88,27 +94,26 @@ export class Relay {
       await this.#host.start();
       void this.#connectLoop("the service is starting");
     }
-    const why = await ended;
+    const why = await Promise.race([ended, this.#refused]);
     log.debug(`relay ends: ${why}`);
     // a host that closes stdin right after sending (a script, a pipe) still gets its answers
-    if (why.includes("stdin")) {
-      const deadline = Date.now() + DRAIN_MS;
-      while (this.#pending.size > 0 && Date.now() < deadline) await sleep(50);
-    }
+    if (why.includes("stdin")) await inFlight.idle(DRAIN_MS);
+    else if (this.#refusal) await inFlight.idle(1000); // the error answers reach the host
     this.#phase = "closed";
-    const service = this.#service;
-    if (service) {
-      await Promise.race([service.terminateSession().catch(() => {}), sleep(1000)]);
-      await service.close().catch(() => {});
-    }
-    return 0;
+    if (this.#service) await closeService(this.#service);
+    if (this.#refusal) throw new HermitError(this.#refusal, Exit.usage);
+    return Exit.ok;
   }
 
   #fromHost(m: JSONRPCMessage): void {
+    if (this.#refusal) {
+      if (isRequest(m)) this.#answerError(m.id, `hermit: ${this.#refusal}`);
+      return;
+    }
     if (this.#phase === "warming" && this.#answerWarm(m)) return;
     if (isRequest(m)) {
       if (m.method === "initialize") this.#init = m;
-      this.#pending.set(m.id, m);
+      this.#pending.set(m.id, { req: m, at: Date.now() });
     } else if ("method" in m && m.method === "notifications/initialized") this.#initialized = true;
     if (this.#phase !== "ready") this.#queue.push(m);
     else this.#send(m);
@@ -146,17 +151,18 @@ export class Relay {
     if (!service) return void this.#queue.push(m);
     if (isRequest(m)) this.#sent.add(m.id);
     service.send(m).catch((err) => {
-      const refused = /refused|unable to connect|ECONNREFUSED/i.test(
-        messageOf(err) + String((err as { cause?: unknown }).cause ?? ""),
-      );
+      const refusal = refusalOf(err);
+      // a 401/403 is answered before anything runs: like a refused connection, never delivered
+      const undelivered = refusal !== undefined || neverDelivered(err);
       if (isRequest(m)) {
-        // a refused connection never delivered it; anything else may have
-        if (refused) {
+        if (undelivered) {
           this.#sent.delete(m.id);
           this.#queue.push(m);
         }
       } else if (!isResponse(m)) this.#queue.push(m);
       if (this.#service !== service) return;
+      const fatal = refusal && this.#target.refused?.(refusal);
+      if (fatal) return this.#refusedFor(fatal);
       log.warn(`relay: sending to the service failed: ${messageOf(err)}`);
       void this.#lost();
     });
@@ -164,14 +170,10 @@ export class Relay {
 
   #fromService(m: JSONRPCMessage): void {
     if (isResponse(m)) {
-      const internal = this.#internal.get(m.id);
-      if (internal) {
-        this.#internal.delete(m.id);
-        return internal(m);
-      }
-      const req = this.#pending.get(m.id);
+      const req = this.#pending.get(m.id)?.req;
       this.#pending.delete(m.id);
       this.#sent.delete(m.id);
+      if (req) this.#outage = undefined; // the service works for the host again
       const result = (m as { result?: Record<string, unknown> }).result;
       if (req?.method === "initialize" && typeof result?.protocolVersion === "string") {
         this.#service?.setProtocolVersion(result.protocolVersion);
@@ -187,36 +189,23 @@ export class Relay {
   }
 
   async #attach(addr: ServiceAddress, replay: boolean): Promise<void> {
-    const transport = new StreamableHTTPClientTransport(new URL(addr.url), {
-      requestInit: addr.token ? { headers: { Authorization: `Bearer ${addr.token}` } } : undefined,
-    });
-    transport.onmessage = (m) => this.#fromService(m);
-    transport.onerror = (err) => {
-      if (this.#service === transport && this.#phase === "ready") {
-        log.debug(`relay: service stream: ${messageOf(err)}`);
-        void this.#probe(addr, transport);
-      }
-    };
-    await transport.start();
-    if (replay && this.#init) {
-      const id = `hermit-relay-init-${++this.#replays}`;
-      const answer = new Promise<JSONRPCMessage>((resolve, reject) => {
-        this.#internal.set(id, resolve);
-        setTimeout(() => reject(new Error("no answer to the replayed initialize")), 30_000);
-      });
-      await transport.send({ ...this.#init, id });
-      const res = await answer as { result?: { protocolVersion?: string }; error?: { message: string } };
-      if (res.error) throw new Error(`the service refused initialize: ${res.error.message}`);
-      if (res.result?.protocolVersion) transport.setProtocolVersion(res.result.protocolVersion);
-      if (this.#initialized) await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    }
-    this.#service = transport;
+    this.#service = await openService(addr, {
+      onmessage: (m) => this.#fromService(m),
+      onerror: (err, transport) => {
+        if (this.#service === transport && this.#phase === "ready") {
+          log.debug(`relay: service stream: ${messageOf(err)}`);
+          void this.#probe(addr, transport);
+        }
+      },
+    }, replay && this.#init ? { init: this.#init, initialized: this.#initialized } : undefined);
+    this.#connectedAt = Date.now();
   }
 
   /** The event stream failed: is the service still there? */
   async #probe(addr: ServiceAddress, transport: StreamableHTTPClientTransport): Promise<void> {
     try {
       const res = await fetch(new URL("/health", addr.url), { signal: AbortSignal.timeout(2000) });
+      await res.body?.cancel().catch(() => {});
       if (res.ok) return;
     } catch { /* down */ }
     if (this.#service === transport) await this.#lost();
@@ -229,73 +218,87 @@ export class Relay {
     const old = this.#service;
     this.#service = undefined;
     void old?.close().catch(() => {});
+    if (Date.now() - this.#connectedAt >= STEADY_MS) this.#outage = undefined;
     log.warn("relay: lost the service; reconnecting");
     await this.#connectLoop("reconnected to the service");
   }
 
   /**
-   * Find (or launch) a service until one answers; attach, replaying the host's initialize if
-   * the host already sent it; settle what was in flight; then relay what waited.
+   * Find (or launch) a service until one answers, pacing the attempts over the whole outage;
+   * attach, replaying the host's initialize if the host already has its answer; settle what was
+   * in flight; then relay what waited.
    */
   async #connectLoop(done: string): Promise<void> {
     const phase = this.#phase;
-    const since = Date.now();
-    let warned = false;
+    const outage = this.#outage ??= { since: Date.now(), connects: 0, warned: false };
     for (let attempt = 1; this.#phase === phase; attempt++) {
+      const tries = outage.connects + attempt - 1;
+      if (tries > 0) {
+        this.#expireWaiting(outage);
+        await sleep(backoffMs(tries));
+        if (this.#phase !== phase) return;
+      }
       try {
         const addr = await this.#target.locate();
         if (addr) {
-          // replay the host's initialize only if the host already has its answer
           await this.#attach(addr, this.#init !== undefined && !this.#pending.has(this.#init.id));
           break;
         }
       } catch (err) {
+        const refusal = refusalOf(err);
+        const fatal = refusal && this.#target.refused?.(refusal);
+        if (fatal) return this.#refusedFor(fatal);
         log.debug(`relay: attempt ${attempt} to reach the service: ${messageOf(err)}`);
       }
-      if (!warned && Date.now() - since > 30_000) {
-        warned = true;
-        log.warn(`relay: ${this.#target.unavailable}; requests wait until it is back`);
-        this.#failPending(`hermit: ${this.#target.unavailable}`);
-      }
-      await sleep(Math.min(250 * 2 ** (attempt - 1), 5000));
     }
     if (this.#phase !== phase) return;
+    outage.connects++;
     log.info(`relay: ${done}`);
-    const retry: JSONRPCRequest[] = [];
-    for (const [id, req] of [...this.#pending]) {
-      if (req.method === "initialize" || !this.#sent.has(id)) continue; // queued ones go out below
-      this.#sent.delete(id);
-      const tool = (req.params as { name?: string } | undefined)?.name;
-      const safe = IDEMPOTENT.has(req.method) ||
-        (req.method === "tools/call" && tool !== undefined && this.#readOnly.has(tool));
-      if (safe) retry.push(req);
-      else {
-        this.#pending.delete(id);
-        this.#answerError(
-          id,
-          `outcome uncertain: the hermit service went away while ${
-            tool ?? req.method
-          } was running; it may or may not have taken effect. Check before retrying.`,
-        );
-      }
-    }
-    this.#queue.unshift(...retry);
+    const { resend, uncertain } = settleSent(this.#pending.values(), this.#sent, this.#readOnly);
+    for (const req of resend) this.#sent.delete(req.id);
+    for (const req of uncertain) this.#settle(req.id, uncertainMessage(req));
+    this.#queue.unshift(...resend);
     this.#phase = "ready";
     this.#flush();
   }
 
-  /** Answer every waiting request with an error (the service has been gone too long). */
-  #failPending(message: string): void {
-    const failed = new Set<RequestId>();
-    for (const [id, req] of [...this.#pending]) {
-      if (req.method === "initialize") continue;
-      this.#pending.delete(id);
-      this.#sent.delete(id);
-      failed.add(id);
-      this.#answerError(id, message);
+  /** Answer with an error each request that has waited `WAIT_MS` for the service in this outage. */
+  #expireWaiting(outage: Outage): void {
+    const expired = expiredRequests(
+      this.#pending.values(),
+      this.#sent,
+      this.#readOnly,
+      outage,
+      Date.now(),
+      this.#target.unavailable,
+    );
+    if (expired.length === 0) return;
+    if (!outage.warned) {
+      outage.warned = true;
+      log.warn(`relay: ${this.#target.unavailable}; requests that wait ${WAIT_MS / 1000} s get an error`);
     }
-    const keep = this.#queue.filter((m) => !(isRequest(m) && failed.has(m.id)));
-    this.#queue.splice(0, this.#queue.length, ...keep);
+    for (const { id, message } of expired) this.#settle(id, message);
+  }
+
+  /** Answer a waiting request with an error and forget it (queued or sent). */
+  #settle(id: RequestId, message: string): void {
+    this.#pending.delete(id);
+    this.#sent.delete(id);
+    const at = this.#queue.findIndex((m) => isRequest(m) && m.id === id);
+    if (at >= 0) this.#queue.splice(at, 1);
+    this.#answerError(id, message);
+  }
+
+  /** The service refuses this relay (a wrong token): answer everything waiting, then end. */
+  #refusedFor(message: string): void {
+    if (this.#refusal) return;
+    this.#refusal = message;
+    this.#phase = "closed";
+    for (const id of this.#pending.keys()) this.#answerError(id, `hermit: ${message}`);
+    this.#pending.clear();
+    this.#sent.clear();
+    this.#queue.length = 0;
+    this.#onRefused(message);
   }
 
   #answerError(id: RequestId, message: string): void {

@@ -1,26 +1,29 @@
 /**
  * `hermit serve DIR --standalone`: the shared service. One gateway (one set of upstream processes)
  * behind Streamable HTTP on 127.0.0.1, a session per client, a fresh bearer token per launch,
- * `DIR/.serve/endpoint` written atomically and removed on a clean stop. A host-launched service
- * stops itself `serve.idle_shutdown_seconds` after its last client left; a user-launched one runs
- * until `hermit stop DIR` or a signal.
+ * `DIR/.serve/endpoint` written atomically once the upstreams have started and removed on a clean
+ * stop. The port is bound first, so a port in use is reported before anything starts; MCP requests
+ * that come before the upstreams are up wait for them. A host-launched service stops itself
+ * `serve.idle_shutdown_seconds` after its last client left; a user-launched one runs until
+ * `hermit stop DIR` or a signal.
  */
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import process from "node:process";
 import { Exit, HermitError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { Gateway } from "../mcp/gateway.ts";
 import { startupWaitMs } from "../mcp/session.ts";
-import { serveHttp } from "../platform/http.ts";
+import { type Handler, type HttpServer, serveHttp } from "../platform/http.ts";
 import { processStartTime } from "../platform/proc.ts";
 import { stopAllGroups } from "../process/group.ts";
 import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
 import { VERSION } from "../version.ts";
-import { checkEndpoint, type Endpoint, readEndpoint, removeEndpoint, writeEndpoint } from "./endpoint.ts";
+import { readToken } from "./access.ts";
+import { type Endpoint, type Health, removeEndpoint, writeEndpoint } from "./endpoint.ts";
 import { createHandler, loopbackHosts, MCP_PATH } from "./http_handler.ts";
-import { DEFAULT_TIMINGS, SessionRegistry, type SessionTimings } from "./sessions.ts";
+import { alreadyRunningError, findService } from "./launch.ts";
+import { SessionRegistry } from "./sessions.ts";
 
 export interface ServiceOptions {
   /** Interface to bind; 127.0.0.1 unless asked. */
@@ -32,21 +35,21 @@ export interface ServiceOptions {
   allowedOrigins: string[];
   /** Started by a relay: stop after the idle period once the last client is gone. */
   hostLaunched: boolean;
-  timings?: SessionTimings;
   /** Called with the endpoint once the service answers (the CLI prints it). */
   onReady?: (ep: Endpoint) => void;
 }
 
 const isLoopback = (h: string) => loopbackHosts().includes(h) || h.startsWith("127.");
 
+/** The address clients on this machine use: the one bound, or localhost for a wildcard. */
+function advertisedHost(bound: string): string {
+  if (bound === "0.0.0.0" || bound === "::") return "localhost";
+  return bound.includes(":") ? `[${bound}]` : bound;
+}
+
 export async function runService(manifest: Manifest, opts: ServiceOptions): Promise<number> {
-  const existing = readEndpoint(manifest.dir);
-  if (existing && existing.pid !== process.pid && (await checkEndpoint(existing)).live) {
-    throw new HermitError(
-      `a service for ${manifest.name} is already running at ${existing.url} (pid ${existing.pid}); stop it with 'hermit stop ${manifest.dir}'`,
-      Exit.usage,
-    );
-  }
+  const existing = await findService(manifest.dir);
+  if (existing) throw alreadyRunningError(manifest, existing);
   const loopback = isLoopback(opts.host);
   if (!loopback && !opts.tokenFile) {
     throw new HermitError(
@@ -55,6 +58,52 @@ export async function runService(manifest: Manifest, opts: ServiceOptions): Prom
     );
   }
   const token = opts.tokenFile ? readToken(opts.tokenFile) : randomBytes(32).toString("base64url");
+  const urlHost = advertisedHost(opts.host);
+
+  const gateway = new Gateway(manifest);
+  const sessions = new SessionRegistry(gateway);
+  const started = Date.now();
+  let starting = true;
+  let upstreamsStarted!: () => void;
+  const ready = new Promise<void>((resolve) => (upstreamsStarted = resolve));
+  let stop!: (why: string) => void;
+  const stopped = new Promise<string>((resolve) => (stop = resolve));
+  const health = (): Health => ({
+    status: starting
+      ? "starting"
+      : [...gateway.upstreams.values()].every((u) => u.state === "connected" || u.state === "recycled")
+      ? "ok"
+      : "degraded",
+    adapter: manifest.name,
+    version: VERSION,
+    pid: process.pid,
+    uptime_s: Math.round((Date.now() - started) / 1000),
+    clients: sessions.count,
+    host_launched: opts.hostLaunched,
+    tools: gateway.listTools().length,
+    upstreams: [...gateway.upstreams.values()].map((u) => u.status()),
+  });
+  const handler = createHandler(
+    {
+      token,
+      // off loopback, the address this service advertises is always a Host it answers to
+      allowedHosts: loopback
+        ? loopbackHosts()
+        : opts.allowedHosts.length
+        ? [...opts.allowedHosts.map((h) => h.toLowerCase()), urlHost]
+        : [],
+      allowedOrigins: opts.allowedOrigins,
+    },
+    {
+      health,
+      mcp: async (req, body) => {
+        await ready; // like a stdio session: the first tools/list is complete
+        return sessions.handle(req, body);
+      },
+      stop: () => stop("stop requested"),
+    },
+  );
+  const server = await listen(opts.host, opts.port, handler);
   if (!loopback) {
     log.warn(
       `listening on ${opts.host} without TLS: put a TLS-terminating proxy in front, or keep it on a private network`,
@@ -62,47 +111,12 @@ export async function runService(manifest: Manifest, opts: ServiceOptions): Prom
   }
 
   enableWatchdog();
-  const gateway = new Gateway(manifest);
   await gateway.start(startupWaitMs());
   gateway.logSelfCheck();
-  const sessions = new SessionRegistry(gateway, opts.timings ?? DEFAULT_TIMINGS);
-  const started = Date.now();
-
-  let stop!: (why: string) => void;
-  const stopped = new Promise<string>((resolve) => (stop = resolve));
-  const handler = createHandler(
-    {
-      token,
-      allowedHosts: loopback ? loopbackHosts() : opts.allowedHosts.map((h) => h.toLowerCase()),
-      allowedOrigins: opts.allowedOrigins,
-    },
-    {
-      health: () => ({
-        status:
-          [...gateway.upstreams.values()].every((u) => u.state === "connected" || u.state === "recycled")
-            ? "ok"
-            : "degraded",
-        adapter: manifest.name,
-        version: VERSION,
-        pid: process.pid,
-        uptime_s: Math.round((Date.now() - started) / 1000),
-        clients: sessions.count,
-        host_launched: opts.hostLaunched,
-        tools: gateway.listTools().length,
-        upstreams: [...gateway.upstreams.values()].map((u) => u.status()),
-      }),
-      mcp: (req, body) => sessions.handle(req, body),
-      stop: () => stop("stop requested"),
-    },
-  );
-  const server = await serveHttp(opts.host, opts.port, handler);
-  const urlHost = loopback
-    ? "127.0.0.1"
-    : opts.host === "0.0.0.0" || opts.host === "::"
-    ? "localhost"
-    : opts.host;
+  starting = false;
+  upstreamsStarted();
   const ep: Endpoint = {
-    url: `http://${urlHost.includes(":") ? `[${urlHost}]` : urlHost}:${server.port}${MCP_PATH}`,
+    url: `http://${urlHost}:${server.port}${MCP_PATH}`,
     token,
     pid: process.pid,
     process_start: processStartTime(process.pid),
@@ -131,7 +145,7 @@ export async function runService(manifest: Manifest, opts: ServiceOptions): Prom
   log.info(`stopping: ${why}`);
   clearTimeout(idleTimer);
   removeEndpoint(manifest.dir);
-  await sessions.closeAll();
+  sessions.closeAll();
   await server.close().catch(() => {});
   await gateway.stop();
   await stopAllGroups();
@@ -139,18 +153,20 @@ export async function runService(manifest: Manifest, opts: ServiceOptions): Prom
   return Exit.ok;
 }
 
-function readToken(file: string): string {
-  let token: string;
+/** Bind `host:port`; the OS refusing it is one line naming the address and the fix. */
+async function listen(host: string, port: number, handler: Handler): Promise<HttpServer> {
   try {
-    token = readFileSync(file, "utf8").trim();
+    return await serveHttp(host, port, handler);
   } catch (err) {
-    throw new HermitError(
-      `--token-file ${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`,
-      Exit.usage,
-    );
+    const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+    const fix: Record<string, string> = {
+      EADDRINUSE:
+        "the port is in use; choose another with --port (or serve.port), or stop what listens there",
+      EADDRNOTAVAIL: "no interface of this machine has that address; check --host",
+      EACCES: "not allowed to bind that port; choose one above 1023 with --port (or serve.port)",
+    };
+    const why = fix[(err as NodeJS.ErrnoException).code ?? ""];
+    if (why) throw new HermitError(`cannot listen on ${where}: ${why}`, Exit.usage);
+    throw err;
   }
-  if (token.length < 16) {
-    throw new HermitError(`--token-file ${file}: the token must be at least 16 characters`, Exit.usage);
-  }
-  return token;
 }

@@ -11,14 +11,10 @@ import { log } from "../log.ts";
 import type { Gateway } from "../mcp/gateway.ts";
 import { createSessionServer, type SessionServer } from "../mcp/server.ts";
 
-export interface SessionTimings {
-  /** A session without an open stream and without requests for this long is closed. */
-  idleMs: number;
-  /** After its last stream closed, a session that makes no request for this long is gone. */
-  streamGraceMs: number;
-}
-
-export const DEFAULT_TIMINGS: SessionTimings = { idleMs: 30 * 60_000, streamGraceMs: 10_000 };
+/** A session without an open stream and without requests for this long is closed. */
+const IDLE_MS = 30 * 60_000;
+/** After its last stream closed, a session that makes no request for this long is gone. */
+const STREAM_GRACE_MS = 10_000;
 
 interface Entry {
   transport: WebStandardStreamableHTTPServerTransport;
@@ -31,15 +27,13 @@ interface Entry {
 
 export class SessionRegistry {
   readonly #gateway: Gateway;
-  readonly #timings: SessionTimings;
   readonly #sessions = new Map<string, Entry>();
   readonly #listeners = new Set<(count: number) => void>();
   readonly #sweeper: ReturnType<typeof setInterval>;
 
-  constructor(gateway: Gateway, timings: SessionTimings = DEFAULT_TIMINGS) {
+  constructor(gateway: Gateway) {
     this.#gateway = gateway;
-    this.#timings = timings;
-    this.#sweeper = setInterval(() => this.sweep(), Math.min(5000, timings.streamGraceMs / 2));
+    this.#sweeper = setInterval(() => this.#sweep(), Math.min(5000, STREAM_GRACE_MS / 2));
     (this.#sweeper as { unref?: () => void }).unref?.();
   }
 
@@ -142,18 +136,19 @@ export class SessionRegistry {
     this.#changed();
   }
 
-  /** Close sessions whose client is gone. Public for tests; runs on a timer. */
-  sweep(now = Date.now()): void {
+  /** Close sessions whose client is gone; runs on a timer. */
+  #sweep(): void {
+    const now = Date.now();
     for (const [id, e] of this.#sessions) {
       if (e.streams > 0) continue;
       const since = Math.max(e.lastSeen, e.streamClosedAt ?? 0);
-      if (e.streamClosedAt !== undefined && now - since >= this.#timings.streamGraceMs) {
+      if (e.streamClosedAt !== undefined && now - since >= STREAM_GRACE_MS) {
         this.#close(id, "its event stream closed");
-      } else if (now - e.lastSeen >= this.#timings.idleMs) this.#close(id, "idle");
+      } else if (now - e.lastSeen >= IDLE_MS) this.#close(id, "idle");
     }
   }
 
-  async closeAll(): Promise<void> {
+  closeAll(): void {
     clearInterval(this.#sweeper);
     for (const id of [...this.#sessions.keys()]) this.#close(id, "service stopping");
   }

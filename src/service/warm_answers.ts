@@ -19,8 +19,8 @@ import { screenManifest } from "../gates/screen_manifest.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { commandToolDefinition } from "../mcp/command_tool.ts";
 import type { SchemaCache } from "../mcp/schema_cache.ts";
+import { serverInfo } from "../mcp/server_info.ts";
 import { mapTools } from "../mcp/upstream_tools.ts";
-import { VERSION } from "../version.ts";
 
 export interface WarmAnswers {
   initialize(requestedVersion: unknown): InitializeResult;
@@ -62,7 +62,7 @@ export function warmAnswers(
         ? requested
         : LATEST_PROTOCOL_VERSION,
       capabilities: capabilities(),
-      serverInfo: { name: m.name, version: m.version ?? VERSION },
+      serverInfo: serverInfo(m),
     }),
     toolsList: () => {
       if (off) return { tools: [] };

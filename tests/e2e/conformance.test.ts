@@ -7,13 +7,12 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { startAuthProxy } from "../helpers/auth_proxy.ts";
-import { bunPath, fixtures, hermitBin, root, runCommand } from "../helpers/hermit.ts";
-import { Reaper, waitFor } from "../helpers/procs.ts";
-import { readEndpointFile } from "../helpers/service.ts";
+import { bunPath, fixtures, root, runCommand } from "../helpers/hermit.ts";
+import { Reaper } from "../helpers/procs.ts";
+import { startService } from "../helpers/service.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const TOOLS = [
@@ -48,15 +47,8 @@ mcp_servers:
     args: [${JSON.stringify(path.join(fixtures, "servers", "conformance_everything.mjs"))}]
 `,
     );
-    const svc = spawn(hermitBin(), ["serve", tmp.path, "--standalone"], {
-      stdio: ["ignore", "ignore", "ignore"],
-    });
-    reaper.track(svc.pid);
-    const ep = await waitFor(() => readEndpointFile(tmp.path), {
-      timeoutMs: 30_000,
-      what: "the service's endpoint",
-    });
-    proxy = await startAuthProxy(ep.url, ep.token);
+    const svc = await startService(tmp.path, {}, { reaper });
+    proxy = await startAuthProxy(svc.url, svc.token);
   });
   after(async () => {
     await proxy?.close();

@@ -5,7 +5,7 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { GOLDEN_ADAPTER, snapshot } from "../helpers/deploy.ts";
@@ -92,6 +92,19 @@ describe("hermit deploy / convert (binary)", () => {
     });
     assert.equal(missing.code, 2);
     assert.deepEqual([...snapshot(project, []).keys()], []);
+  });
+
+  it("a write that fails part-way: exit 1, one line naming the file, the project as it was", async () => {
+    const project = path.join(tmp.path, "blocked");
+    mkdirSync(project);
+    writeFileSync(path.join(project, ".claude"), "a file where hermit needs a directory\n");
+    const r = await runHermit(["deploy", GOLDEN_ADAPTER, project, "--host", "claude"], { env });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(
+      r.stderr,
+      /^error: cannot write \.claude\/skills\/take-notes\/SKILL\.md \(E[A-Z]+.*\); nothing was changed\n$/,
+    );
+    assert.deepEqual([...snapshot(project, []).keys()], [".claude"]);
   });
 
   it("--dry-run prints the plan and a diff; --json reports per host", async () => {

@@ -512,14 +512,14 @@ describe("gate 4: the hostile server's output is sanitized through every entry p
   let dir: string;
   let env: Record<string, string>;
   let service: Promise<Service> | undefined;
-  const svc = () => (service ??= startService(dir, env).then((s) => (reaper.track(s.pid), s)));
+  const svc = () => (service ??= startService(dir, env, { reaper }));
 
   before(() => {
     dir = writeGatesAdapter(path.join(tmp.path, "gates"), { trust: "untrusted" });
     env = { ...process.env as Record<string, string>, HOSTILE_LOG: path.join(tmp.path, "log") };
   });
   after(async () => {
-    if (service) await (await service).stop();
+    await service?.then((s) => s.stop(), () => {});
     await reaper.reap();
     tmp.cleanup();
   });

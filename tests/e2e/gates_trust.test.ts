@@ -21,9 +21,9 @@ import {
   type ElicitResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { writeGatesAdapter } from "../helpers/gates.ts";
-import { hermitBin, runHermit } from "../helpers/hermit.ts";
+import { hermitBin, hermitEnv, runHermit } from "../helpers/hermit.ts";
 import { connectServe, type HermitSession, textOf } from "../helpers/mcp.ts";
-import { Reaper, waitFor } from "../helpers/procs.ts";
+import { collect, kill, readUntil, Reaper, waitFor } from "../helpers/procs.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const tags = (s: string) => [...s].map((c) => String.fromCodePoint(0xE0000 + c.codePointAt(0)!)).join("");
@@ -284,26 +284,25 @@ describe("trust: hermit call", () => {
     hasScript = execFileSync("script", ["--version"], { encoding: "utf8" }).includes("util-linux");
   } catch { /* no script */ }
 
+  /** `hermit call … write_note` at a terminal: answer `reply` once it asks; fails past its deadlines. */
   const atTty = async (text: string, reply: string) => {
     const cmd = [hermitBin(), "call", ctx.dir, "write_note", "--args", `'${JSON.stringify({ text })}'`].join(
       " ",
     );
     const child = spawn("script", ["-qec", cmd, "/dev/null"], {
-      env: ctx.env,
+      env: hermitEnv(ctx.env) as Record<string, string>,
       stdio: ["pipe", "pipe", "pipe"],
     });
     reaper.track(child.pid);
     let seen = "";
-    let replied = false;
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      seen += d;
-      if (!replied && seen.includes("[y/N]")) {
-        replied = true;
-        child.stdin.end(`${reply}\n`);
-      }
-    });
-    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-    return { code, seen };
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (seen += d));
+    try {
+      await readUntil(child.stdout, "[y/N]", 60_000);
+      const r = await collect(child, `${reply}\n`, 60_000, `hermit call at a TTY, answered ${reply}`);
+      return { code: r.code, seen };
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) kill(child.pid!);
+    }
   };
 
   it("at a TTY: asks, runs after y (exit 0), refuses after n (exit 4)", {

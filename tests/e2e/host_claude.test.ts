@@ -8,10 +8,10 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
-import { examples, hermitBin, runCommand, runHermit } from "../helpers/hermit.ts";
-import { claudeHome, hostCli, parseClaudeList } from "../helpers/hosts.ts";
+import { examples, hermitBin } from "../helpers/hermit.ts";
+import { claudeHome, hostCli, parseClaudeList, runHostCli } from "../helpers/hosts.ts";
 import { Reaper } from "../helpers/procs.ts";
-import { readEndpointFile, servicePids, writeStandaloneAdapter } from "../helpers/service.ts";
+import { servicePids, startDaemon, writeStandaloneAdapter } from "../helpers/service.ts";
 
 const claude = hostCli("claude");
 
@@ -19,7 +19,11 @@ describe("Claude Code connects to hermit serve", {
   skip: claude ? false : "Claude Code CLI not installed (npm --prefix .ci/hosts ci)",
 }, () => {
   const { home, cleanup } = claudeHome();
-  after(cleanup);
+  const reaper = new Reaper();
+  after(async () => {
+    await reaper.reap();
+    cleanup();
+  });
 
   it("reports a command-tool adapter and an npm-upstream adapter Connected", async () => {
     const project = path.join(home, "project");
@@ -42,10 +46,10 @@ describe("Claude Code connects to hermit serve", {
         },
       }),
     );
-    const r = await runCommand(claude!, ["mcp", "list"], {
+    const r = await runHostCli(claude!, ["mcp", "list"], {
       cwd: project,
       env: { ...process.env, HOME: home, CLAUDE_CONFIG_DIR: undefined },
-      timeoutMs: 120_000,
+      reaper,
     });
     const status = parseClaudeList(r.stdout);
     assert.match(status.get("notes") ?? "", /Connected/, r.stdout + r.stderr);
@@ -70,10 +74,7 @@ describe("Claude Code connects to a standalone service", {
   it("reports both a relay entry and a type: http entry Connected", async () => {
     mkdirSync(adapter);
     writeStandaloneAdapter(adapter, { hostLaunch: false });
-    const d = await runHermit(["serve", adapter, "--standalone", "--daemon"], { timeoutMs: 60_000 });
-    assert.equal(d.code, 0, d.stderr);
-    const ep = readEndpointFile(adapter)!;
-    reaper.track(ep.pid);
+    const ep = await startDaemon(adapter, { reaper });
     const project = path.join(home, "project2");
     mkdirSync(project);
     writeFileSync(
@@ -86,10 +87,10 @@ describe("Claude Code connects to a standalone service", {
         },
       }),
     );
-    const r = await runCommand(claude!, ["mcp", "list"], {
+    const r = await runHostCli(claude!, ["mcp", "list"], {
       cwd: project,
       env: { ...process.env, HOME: home, CLAUDE_CONFIG_DIR: undefined, HERMIT_SERVE_TOKEN: ep.token },
-      timeoutMs: 120_000,
+      reaper,
     });
     const status = parseClaudeList(r.stdout);
     assert.match(status.get("relayed") ?? "", /Connected/, r.stdout + r.stderr);

@@ -12,9 +12,10 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { codexServerStatus } from "../helpers/codex.ts";
-import { examples, runCommand, runHermit } from "../helpers/hermit.ts";
-import { claudeHome, hostCli, parseClaudeList } from "../helpers/hosts.ts";
-import { readEndpointFile, writeStandaloneAdapter } from "../helpers/service.ts";
+import { examples, runHermit } from "../helpers/hermit.ts";
+import { claudeHome, hostCli, parseClaudeList, runHostCli } from "../helpers/hosts.ts";
+import { Reaper } from "../helpers/procs.ts";
+import { type Daemon, startDaemon, writeStandaloneAdapter } from "../helpers/service.ts";
 import { copyAdapter, tempDir } from "../helpers/tmp.ts";
 
 const claude = hostCli("claude");
@@ -38,22 +39,25 @@ describe("real hosts read what deploy and convert wrote", {
   };
   const notes = copyAdapter(path.join(examples, "notes"), tmp.path);
   const shared = path.join(tmp.path, "shared");
+  const reaper = new Reaper();
+  let daemon: Daemon | undefined;
   let url = "";
   let token = "";
+  const claudeList = (cwd: string, extra: Record<string, string> = {}) =>
+    runHostCli(claude!, ["mcp", "list"], { cwd, env: { ...env, ...extra }, reaper });
 
   before(async () => {
     mkdirSync(codexHome, { recursive: true });
     mkdirSync(shared);
     writeStandaloneAdapter(shared);
-    const d = await runHermit(["serve", shared, "--standalone", "--daemon"], { env, timeoutMs: 60_000 });
-    assert.equal(d.code, 0, d.stderr);
-    const ep = readEndpointFile(shared)!;
-    url = ep.url;
-    token = ep.token;
+    daemon = await startDaemon(shared, { env, reaper });
+    url = daemon.url;
+    token = daemon.token;
   });
 
   after(async () => {
-    await runHermit(["stop", shared], { env, timeoutMs: 30_000 });
+    await daemon?.stop();
+    await reaper.reap();
     cleanHome();
     tmp.cleanup();
   });
@@ -63,7 +67,7 @@ describe("real hosts read what deploy and convert wrote", {
     mkdirSync(project);
     const d = await runHermit(["deploy", notes, project, "--host", "claude"], { env });
     assert.equal(d.code, 0, d.stderr);
-    const r = await runCommand(claude!, ["mcp", "list"], { cwd: project, env, timeoutMs: 120_000 });
+    const r = await claudeList(project);
     assert.match(parseClaudeList(r.stdout).get("notes") ?? "", /Connected/, r.stdout + r.stderr);
   });
 
@@ -75,18 +79,14 @@ describe("real hosts read what deploy and convert wrote", {
     const written = readFileSync(path.join(project, ".mcp.json"), "utf8");
     assert.ok(!written.includes(token), "no token in the file");
     assert.match(written, /"Authorization": "Bearer \$\{HERMIT_SERVE_TOKEN\}"/);
-    const withToken = await runCommand(claude!, ["mcp", "list"], {
-      cwd: project,
-      env: { ...env, HERMIT_SERVE_TOKEN: token },
-      timeoutMs: 120_000,
-    });
+    const withToken = await claudeList(project, { HERMIT_SERVE_TOKEN: token });
     assert.match(
       parseClaudeList(withToken.stdout).get("shared") ?? "",
       /Connected/,
       withToken.stdout + withToken.stderr,
     );
     // the negative control: without the token the service turns Claude Code away
-    const without = await runCommand(claude!, ["mcp", "list"], { cwd: project, env, timeoutMs: 120_000 });
+    const without = await claudeList(project);
     assert.doesNotMatch(parseClaudeList(without.stdout).get("shared") ?? "", /Connected/, without.stdout);
   });
 
@@ -97,7 +97,7 @@ describe("real hosts read what deploy and convert wrote", {
     assert.equal(d.code, 0, d.stderr);
     assert.match(d.stdout, /Codex reads \.codex\/config\.toml only in trusted projects/);
     // untrusted: Codex does not read the project's config (the control)
-    const untrusted = await codexServerStatus(codex!, { cwd: project, env });
+    const untrusted = await codexServerStatus(codex!, { cwd: project, env, reaper });
     assert.equal(untrusted.find((s) => s.name === "notes"), undefined);
     writeFileSync(
       path.join(codexHome, "config.toml"),
@@ -105,7 +105,7 @@ describe("real hosts read what deploy and convert wrote", {
     );
     const again = await runHermit(["deploy", notes, project, "--host", "codex"], { env });
     assert.doesNotMatch(again.stdout, /trusted projects/, "no trust hint once trusted");
-    const status = await codexServerStatus(codex!, { cwd: project, env });
+    const status = await codexServerStatus(codex!, { cwd: project, env, reaper });
     const server = status.find((s) => s.name === "notes");
     assert.ok(server, JSON.stringify(status));
     assert.equal(server.toolsError ?? null, null);
@@ -120,7 +120,11 @@ describe("real hosts read what deploy and convert wrote", {
     assert.ok(!toml.includes(token));
     const cwd = path.join(tmp.path, "anywhere");
     mkdirSync(cwd);
-    const status = await codexServerStatus(codex!, { cwd, env: { ...env, HERMIT_SERVE_TOKEN: token } });
+    const status = await codexServerStatus(codex!, {
+      cwd,
+      env: { ...env, HERMIT_SERVE_TOKEN: token },
+      reaper,
+    });
     const server = status.find((s) => s.name === "shared");
     assert.ok(server, JSON.stringify(status));
     assert.equal(server.toolsError ?? null, null);

@@ -23,7 +23,7 @@ import {
   runHostCli,
 } from "../helpers/hosts.ts";
 import { kill, Reaper, waitFor } from "../helpers/procs.ts";
-import { readEndpointFile, writeStandaloneAdapter } from "../helpers/service.ts";
+import { type Daemon, startDaemon, writeStandaloneAdapter } from "../helpers/service.ts";
 import { copyAdapter, tempDir } from "../helpers/tmp.ts";
 
 const gemini = hostCli("gemini");
@@ -42,6 +42,7 @@ describe("Gemini CLI and OpenCode read what deploy wrote", {
   const shared = path.join(tmp.path, "shared");
   // the user's own entry, which cannot start: hermit serving an adapter directory that is not there
   const broken = { command: hermitBin(), args: ["serve", path.join(tmp.path, "no-such-adapter")] };
+  let daemon: Daemon | undefined;
   let url = "";
   let token = "";
 
@@ -64,16 +65,13 @@ describe("Gemini CLI and OpenCode read what deploy wrote", {
   before(async () => {
     mkdirSync(shared);
     writeStandaloneAdapter(shared);
-    const d = await runHermit(["serve", shared, "--standalone", "--daemon"], { env, timeoutMs: 60_000 });
-    assert.equal(d.code, 0, d.stderr);
-    const ep = readEndpointFile(shared)!;
-    reaper.track(ep.pid);
-    url = ep.url;
-    token = ep.token;
+    daemon = await startDaemon(shared, { env, reaper });
+    url = daemon.url;
+    token = daemon.token;
   });
 
   after(async () => {
-    await runHermit(["stop", shared], { env, timeoutMs: 30_000 }).catch(() => {});
+    await daemon?.stop();
     await reaper.reap();
     for (const p of processesMentioning(tmp.path)) kill(p.pid);
     tmp.cleanup();

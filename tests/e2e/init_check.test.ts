@@ -18,6 +18,7 @@ import {
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fixtures, flavors, hermitArgv, runCommand, runHermit, type RunResult } from "../helpers/hermit.ts";
+import { collect } from "../helpers/procs.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const STACK_LINE = /^\s+at /m;
@@ -357,11 +358,12 @@ describe("output through a pipe", () => {
         cwd,
         stdio: ["ignore", "pipe", "pipe"],
       });
-      let stderr = "";
-      child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
       child.stdout.once("data", () => child.stdout.destroy());
-      const [code, signal] = await new Promise<[number | null, string | null]>((resolve) =>
-        child.on("close", (c, s) => resolve([c, s]))
+      const { code, signal, stderr } = await collect(
+        child,
+        undefined,
+        60_000,
+        "check with an early-closing reader",
       );
       assert.doesNotMatch(stderr, STACK_LINE, stderr);
       assert.doesNotMatch(stderr, /EPIPE|Uncaught/, stderr);

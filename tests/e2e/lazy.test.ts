@@ -5,25 +5,19 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { fixtures } from "../helpers/hermit.ts";
 import { connectServe, textOf } from "../helpers/mcp.ts";
-import { allProcesses, cmdline, Reaper, waitFor } from "../helpers/procs.ts";
+import { processesWhere, Reaper, waitFor } from "../helpers/procs.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const scripted = path.join(fixtures, "servers", "scripted.mjs");
 
+/** The scripted upstream's live processes started for this suite (MARKER in their environment). */
 function upstreamPids(marker: string): number[] {
-  return allProcesses().filter((p) => p.state !== "Z" && cmdline(p.pid).includes(scripted)).map((p) => p.pid)
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`MARKER=${marker}`);
-      } catch {
-        return false;
-      }
-    });
+  return processesWhere({ cmdline: scripted, environ: `MARKER=${marker}\0` });
 }
 
 describe("lazy start from the schema cache", () => {

@@ -55,7 +55,7 @@ async function login(
   const exited = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
   const url = await waitFor(() => /^ {2}(http\S+)$/m.exec(stderr)?.[1], {
     timeoutMs: 30_000,
-    what: `the authorization URL from hermit login (stderr: ${stderr})`,
+    what: () => `the authorization URL from hermit login (stderr: ${stderr})`,
   });
   assert.match(stderr, /paste it here/, "a headless person is told to paste the answer back");
   if (answer === "cancel") child.stdin.write("q\n");

@@ -51,6 +51,12 @@ describe("serve: command tools", () => {
     tmp.cleanup();
   });
 
+  it("introduces itself with the adapter's name and description", () => {
+    const info = s.client.getServerVersion();
+    assert.equal(info?.name, "notes");
+    assert.equal(info?.description, "Shared notes for a team of agents, kept in the project's .notes.jsonl");
+  });
+
   it("lists exactly exports.tools, in order, with annotations", async () => {
     const { tools } = await s.client.listTools();
     assert.deepEqual(tools.map((t) => t.name), ["add_note", "search_notes", "list_notes", "slow"]);

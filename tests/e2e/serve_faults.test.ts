@@ -1,14 +1,15 @@
 /**
  * Nothing hermit starts may outlive it: kill -9 of the host (hermit sees stdin close and stops its
- * children), and kill -9 of `hermit serve` itself (the watchdog reaps the groups), with an upstream
- * launched through `npx`, which leaves wrapper descendants (npm exec → node).
+ * children), and kill -9 of `hermit serve` itself (the watchdog, told at once by EOF on its stdin,
+ * reaps the groups), with an upstream launched through `npx`, which leaves wrapper descendants (npm
+ * exec → node).
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { hermitBin } from "../helpers/hermit.ts";
+import { hermitBin, hermitEnv } from "../helpers/hermit.ts";
 import { alive, allProcesses, cmdline, descendants, kill, Reaper, waitFor } from "../helpers/procs.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
@@ -37,22 +38,30 @@ mcp_servers:
   writeFileSync(path.join(dir, "host.mjs"), HOST);
 }
 
-/** Start a host process running hermit serve; resolves with both pids once hermit has answered. */
-async function startHost(dir: string, reaper: Reaper): Promise<{ host: number; hermit: number }> {
+/**
+ * Start a host process running hermit serve; resolves with both pids once hermit has answered, and
+ * the stderr hermit and its watchdog share (the host's).
+ */
+async function startHost(
+  dir: string,
+  reaper: Reaper,
+): Promise<{ host: number; hermit: number; stderr(): string }> {
   const host = spawn("node", [path.join(dir, "host.mjs"), hermitBin(), dir], {
     cwd: dir,
+    env: hermitEnv() as Record<string, string>,
     stdio: ["ignore", "pipe", "pipe"],
   });
   reaper.track(host.pid);
   let out = "";
+  let err = "";
   host.stdout.setEncoding("utf8").on("data", (d) => (out += d));
-  host.stderr.resume();
+  host.stderr.setEncoding("utf8").on("data", (d) => (err += d));
   const hermit = await waitFor(() => Number(out.trim()) || undefined, {
     timeoutMs: 90_000,
-    what: "hermit to answer initialize",
+    what: () => `hermit to answer initialize (stderr: ${err})`,
   });
   reaper.track(hermit);
-  return { host: host.pid!, hermit };
+  return { host: host.pid!, hermit, stderr: () => err };
 }
 
 function watchdogOf(hermit: number): number | undefined {
@@ -84,26 +93,34 @@ describe("serve: process hygiene", () => {
     kill(host, "SIGKILL");
     await waitFor(() => tree.every((p) => !alive(p)), {
       timeoutMs: 10_000,
-      what: `every process to exit (left: ${tree.filter(alive).map(cmdline).join(" | ")})`,
+      what: () => `every process to exit (left: ${tree.filter(alive).map(cmdline).join(" | ")})`,
     });
   });
 
   it("kill -9 of hermit serve: the watchdog reaps the upstream's whole group", async () => {
-    const { hermit } = await startHost(tmp.path, reaper);
+    const { hermit, stderr } = await startHost(tmp.path, reaper);
     await waitFor(() => serverNode(hermit), { timeoutMs: 30_000, what: "the npx upstream to run" });
     const wd = await waitFor(() => watchdogOf(hermit), { timeoutMs: 5000, what: "the watchdog" });
     const upstream = descendants(hermit).filter((p) => p !== wd);
     assert.ok(upstream.length >= 2, "npm exec and node");
     for (const p of [...upstream, wd]) reaper.track(p);
-    const t0 = Date.now();
     kill(hermit, "SIGKILL");
     await waitFor(() => [...upstream, wd].every((p) => !alive(p)), {
       timeoutMs: 10_000,
-      what: `the upstream group and the watchdog to exit (left: ${
-        upstream.filter(alive).map(cmdline).join(" | ")
-      })`,
+      what: () =>
+        `the upstream group and the watchdog to exit (left: ${
+          [...upstream, wd].filter(alive).map(cmdline).join(" | ")
+        })`,
     });
-    // the watchdog learns of the death through EOF on its stdin: no need to wait for a poll
-    assert.ok(Date.now() - t0 < 6000, `reaped in ${Date.now() - t0} ms`);
+    // how the watchdog learned of the death: EOF on its stdin ("closed the pipe"), at once, not its
+    // next poll of the parent ("is gone")
+    const how = await waitFor(
+      () => new RegExp(`watchdog: parent ${hermit} (closed the pipe|is gone)`).exec(stderr())?.[1],
+      {
+        timeoutMs: 5000,
+        what: () => `the watchdog's log line (stderr: ${stderr()})`,
+      },
+    );
+    assert.equal(how, "closed the pipe", stderr());
   });
 });

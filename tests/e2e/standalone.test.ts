@@ -6,11 +6,10 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import process from "node:process";
-import { spawn } from "node:child_process";
 import { connect, createServer } from "node:net";
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { hermitBin, runHermit } from "../helpers/hermit.ts";
+import { runHermit } from "../helpers/hermit.ts";
 import { connectServe, textOf } from "../helpers/mcp.ts";
 import { alive, Reaper, waitFor } from "../helpers/procs.ts";
 import {
@@ -18,6 +17,8 @@ import {
   memoryPids,
   readEndpointFile,
   servicePids,
+  startDaemon,
+  startService,
   writeStandaloneAdapter,
 } from "../helpers/service.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -78,22 +79,16 @@ describe("standalone service in the foreground", () => {
   let url = "";
   let token = "";
   let pid = 0;
-  let out = "";
 
   before(async () => {
     writeStandaloneAdapter(tmp.path);
-    const child = spawn(hermitBin(), ["serve", tmp.path, "--standalone"], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    reaper.track(child.pid);
-    pid = child.pid!;
-    child.stdout.setEncoding("utf8").on("data", (d) => (out += d));
-    child.stderr.resume();
-    url = await waitFor(() => /^(http:\/\/127\.0\.0\.1:\d+\/mcp)$/m.exec(out)?.[1], {
+    const svc = await startService(tmp.path, {}, { reaper });
+    pid = svc.pid;
+    url = await waitFor(() => /^(http:\/\/127\.0\.0\.1:\d+\/mcp)$/m.exec(svc.stdout())?.[1], {
       timeoutMs: 30_000,
-      what: "the printed endpoint",
+      what: () => `the printed endpoint (stdout: ${svc.stdout()})`,
     });
-    token = readEndpointFile(tmp.path)!.token;
+    token = svc.token;
   });
   after(async () => {
     await reaper.reap();
@@ -215,14 +210,9 @@ describe("standalone service as a daemon, and relays", () => {
 
   it("--daemon starts it in the background (on the --port asked for); a relay attaches; stop ends it", async () => {
     const port = await freePort();
-    const d = await runHermit(["serve", tmp.path, "--standalone", "--daemon", "--port", String(port)], {
-      timeoutMs: 60_000,
-    });
-    assert.equal(d.code, 0, d.stderr);
-    const ep = readEndpointFile(tmp.path)!;
-    assert.equal(d.stdout.trim(), ep.url);
+    const ep = await startDaemon(tmp.path, { reaper, args: ["--port", String(port)] });
+    assert.equal(ep.stdout.trim(), ep.url);
     assert.equal(new URL(ep.url).port, String(port), "the daemon got --port");
-    reaper.track(ep.pid);
     const s = await connectServe(tmp.path);
     reaper.track(s.pid);
     const { tools } = await s.client.listTools();

@@ -11,9 +11,9 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { hermitBin } from "../helpers/hermit.ts";
+import { hermitBin, hermitEnv } from "../helpers/hermit.ts";
 import { connectServe, type HermitSession, textOf } from "../helpers/mcp.ts";
-import { alive, kill, Reaper, waitFor } from "../helpers/procs.ts";
+import { alive, cmdline, descendants, kill, Reaper, waitFor } from "../helpers/procs.ts";
 import { memoryPids, readEndpointFile, servicePids, writeStandaloneAdapter } from "../helpers/service.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
@@ -81,6 +81,7 @@ describe("standalone: 32 relays, one service", () => {
       c.stdout.once("data", () => { c.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\\n"); console.log(c.pid); });
       setInterval(() => {}, 1 << 30);`;
     const nodeHost = spawn("node", ["-e", script, hermitBin(), tmp.path], {
+      env: hermitEnv() as Record<string, string>,
       stdio: ["ignore", "pipe", "ignore"],
     });
     reaper.track(nodeHost.pid);
@@ -127,7 +128,12 @@ describe("standalone: the service dies mid-session", () => {
     reaper.track(first);
     const write = s.client.callTool({ name: "slow_write", arguments: {} });
     const read = s.client.callTool({ name: "slow_read", arguments: {} });
-    await new Promise((r) => setTimeout(r, 1000));
+    // hermit runs a command tool by its resolved path: `/usr/bin/sleep 4`
+    const running = () => descendants(first).filter((p) => /(^|\/)sleep 4$/.test(cmdline(p)));
+    await waitFor(() => running().length === 2, {
+      timeoutMs: 30_000,
+      what: () => `both slow tools to run in the service (running: ${running().length})`,
+    });
     kill(first, "SIGKILL");
     const [w, r] = await Promise.allSettled([write, read]);
     assert.equal(w.status, "rejected");

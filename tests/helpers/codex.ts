@@ -2,10 +2,13 @@
  * A real Codex answering "which MCP servers do you have, with which tools": `codex app-server`
  * (newline-delimited JSON-RPC over stdio, no login needed) → initialize → thread/start in the
  * project (so project config and trust apply) → mcpServerStatus/list, which starts each server.
- * The whole process group is killed afterwards.
+ * hermit's state is hermitEnv's HERMIT_HOME unless `opts.env` sets one. The whole process group is
+ * killed afterwards (and tracked by `opts.reaper` when given).
  */
 import { spawn } from "node:child_process";
 import process from "node:process";
+import { hermitEnv } from "./hermit.ts";
+import type { Reaper } from "./procs.ts";
 
 export interface McpServerStatus {
   name: string;
@@ -15,15 +18,17 @@ export interface McpServerStatus {
 
 export function codexServerStatus(
   codex: string,
-  opts: { cwd: string; env: Record<string, string | undefined>; timeoutMs?: number },
+  opts: { cwd: string; env: Record<string, string | undefined>; timeoutMs?: number; reaper?: Reaper },
 ): Promise<McpServerStatus[]> {
   return new Promise((resolve, reject) => {
     const child = spawn(codex, ["app-server"], {
       cwd: opts.cwd,
-      env: opts.env as Record<string, string>,
+      env: hermitEnv(opts.env) as Record<string, string>,
       stdio: ["pipe", "pipe", "pipe"],
       detached: true,
     });
+    opts.reaper?.track(child.pid);
+    opts.reaper?.trackGroup(child.pid);
     let stderr = "";
     let buf = "";
     const finish = (err: Error | undefined, value?: McpServerStatus[]) => {

@@ -12,7 +12,7 @@ import { tempDir } from "./tmp.ts";
 
 export const HOST_FIXTURES = path.join(fixtures, "hosts");
 export const GOLDEN_ADAPTER = path.join(HOST_FIXTURES, "adapter");
-export const SELF = ["/opt/hermit/bin/hermit"];
+const SELF = ["/opt/hermit/bin/hermit"];
 
 export interface Sandbox {
   root: string;

@@ -1,19 +1,15 @@
 /**
  * For the gate-stack e2e tests: an adapter in front of the hostile fixture server
- * (tests/fixtures/servers/hostile.mjs), the standalone service as an entry path, and checks for
- * hidden characters.
+ * (tests/fixtures/servers/hostile.mjs) and checks for hidden characters. The standalone service
+ * they use as an entry path (startService, connectHttp) lives in service.ts, re-exported here.
  */
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import process from "node:process";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
-import { fixtures, hermitBin } from "./hermit.ts";
-import { alive, waitFor } from "./procs.ts";
+import { fixtures } from "./hermit.ts";
 
-export const HOSTILE = path.join(fixtures, "servers", "hostile.mjs");
+export { connectHttp, type Service, startService } from "./service.ts";
+
+const HOSTILE = path.join(fixtures, "servers", "hostile.mjs");
 
 /** The hostile server's tools, and a command tool that prints its environment. */
 export const GATES_TOOLS = [
@@ -68,61 +64,4 @@ export function writeGatesAdapter(
 export function strayTags(s: string): number {
   const withoutFlags = s.replace(/\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}/gu, "");
   return [...withoutFlags.matchAll(/[\u{E0000}-\u{E007F}]/gu)].length;
-}
-
-export interface Service {
-  url: string;
-  token: string;
-  pid: number;
-  stderr(): string;
-  /** SIGTERM, then wait for the process to exit (SIGKILL after 10 s). */
-  stop(): Promise<void>;
-}
-
-/** `hermit serve DIR --standalone` in the foreground, ready once DIR/.serve/endpoint is written. */
-export async function startService(dir: string, env: Record<string, string | undefined>): Promise<Service> {
-  const child = spawn(hermitBin(), ["serve", dir, "--standalone"], {
-    env: { ...process.env, ...env } as Record<string, string>,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let err = "";
-  child.stderr.setEncoding("utf8").on("data", (d) => (err += d));
-  child.stdout.resume();
-  const pid = child.pid!;
-  const file = path.join(dir, ".serve", "endpoint");
-  const ep = await waitFor(() => {
-    if (child.exitCode !== null) throw new Error(`the service exited: ${err}`);
-    if (!existsSync(file)) return undefined;
-    const e = JSON.parse(readFileSync(file, "utf8")) as { url: string; token: string; pid: number };
-    return e.pid === pid ? e : undefined;
-  }, { timeoutMs: 60_000, what: `the service's endpoint file (stderr: ${err})` });
-  return {
-    url: ep.url,
-    token: ep.token,
-    pid,
-    stderr: () => err,
-    stop: async () => {
-      if (!alive(pid)) return;
-      child.kill("SIGTERM");
-      await waitFor(() => !alive(pid), { timeoutMs: 10_000, what: "the service to stop" }).catch(() =>
-        child.kill("SIGKILL")
-      );
-    },
-  };
-}
-
-/** An MCP client on the service over Streamable HTTP, with the bearer token. */
-export async function connectHttp(
-  svc: Service,
-  opts: { capabilities?: ClientCapabilities; setup?: (c: Client) => void } = {},
-): Promise<Client> {
-  const client = new Client({ name: "hermit-test-http", version: "0" }, {
-    capabilities: opts.capabilities ?? {},
-  });
-  opts.setup?.(client);
-  const transport = new StreamableHTTPClientTransport(new URL(svc.url), {
-    requestInit: { headers: { Authorization: `Bearer ${svc.token}` } },
-  });
-  await client.connect(transport, { timeout: 60_000 });
-  return client;
 }

@@ -1,15 +1,17 @@
 /**
  * How tests run hermit: the compiled binary (`dist/hermit`, the default, what users run), or the
- * sources under Deno or Bun. `deno task test` sets HERMIT_BIN, HERMIT_DENO and HERMIT_BUN.
+ * sources under Deno or Bun (`deno task test` sets HERMIT_BIN, HERMIT_DENO and HERMIT_BUN); and
+ * with which state directory: the test process's own temporary HERMIT_HOME unless the test sets one.
  */
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-export const mainTs = path.join(root, "src", "main.ts");
+const mainTs = path.join(root, "src", "main.ts");
 export const examples = path.join(root, "examples");
 export const fixtures = path.join(root, "tests", "fixtures");
 
@@ -26,7 +28,7 @@ export function hermitBin(): string {
   return bin;
 }
 
-export function denoPath(): string | undefined {
+function denoPath(): string | undefined {
   if (process.env.HERMIT_DENO) return process.env.HERMIT_DENO;
   return g.Deno?.execPath();
 }
@@ -57,6 +59,40 @@ export function flavors(): Flavor[] {
   return out;
 }
 
+let home: string | undefined;
+
+function removeTestHome(): void {
+  if (home) rmSync(home, { recursive: true, force: true });
+  home = undefined;
+}
+process.on("exit", removeTestHome); // Bun
+(globalThis as { addEventListener?: (e: string, f: () => void) => void }).addEventListener?.(
+  "unload", // Deno (its test runner emits no process "exit")
+  removeTestHome,
+);
+
+/**
+ * hermit's state directory (HERMIT_HOME: the schema cache, OAuth tokens) for this test process: a
+ * temporary directory made on first use and removed when the process exits. So no test touches
+ * the user's state, and nothing cached by one run (or by the Deno pass) is seen by the next.
+ */
+export function testHome(): string {
+  home ??= mkdtempSync(path.join(os.tmpdir(), "hermit-test-home-"));
+  return home;
+}
+
+/**
+ * The environment for a hermit process: `env` (default: this process's) with HERMIT_HOME set to
+ * testHome(), unless the test chose its own (one that differs from the HERMIT_HOME this process
+ * inherited, e.g. the run-wide one `deno task test` sets).
+ */
+export function hermitEnv(
+  env: Record<string, string | undefined> = process.env,
+): Record<string, string | undefined> {
+  const chosen = !!env.HERMIT_HOME && env.HERMIT_HOME !== process.env.HERMIT_HOME;
+  return chosen ? env : { ...env, HERMIT_HOME: testHome() };
+}
+
 export interface RunResult {
   code: number | null;
   signal: string | null;
@@ -72,10 +108,13 @@ export interface RunOptions {
   flavor?: Flavor;
 }
 
-/** Run hermit to completion; kills it (and fails) past the timeout. */
+/**
+ * Run hermit to completion, in `opts.env` (default: this process's) with hermitEnv's HERMIT_HOME;
+ * kills it (and fails) past the timeout.
+ */
 export function runHermit(args: string[], opts: RunOptions = {}): Promise<RunResult> {
   const [cmd, ...pre] = hermitArgv(opts.flavor);
-  return runCommand(cmd, [...pre, ...args], opts);
+  return runCommand(cmd, [...pre, ...args], { ...opts, env: hermitEnv(opts.env) });
 }
 
 export function runCommand(cmd: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {

@@ -5,12 +5,12 @@
  * failure.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import process from "node:process";
-import { root, type RunResult } from "./hermit.ts";
-import { allProcesses, cmdline, kill, type Reaper } from "./procs.ts";
+import { hermitEnv, root, type RunResult } from "./hermit.ts";
+import { cmdline, kill, processesWhere, type Reaper } from "./procs.ts";
 
 export type HostCli = "claude" | "codex" | "gemini" | "opencode";
 
@@ -72,17 +72,18 @@ export function isolatedEnv(home: string): Record<string, string> {
 
 /**
  * Run a host CLI to completion in its own process group, tracked by `reaper` (it starts hermit,
- * which may start tools). Past the deadline the whole group is killed and the run fails.
+ * which may start tools; in `env` with hermitEnv's HERMIT_HOME). Past the deadline the whole group
+ * is killed and the run fails.
  */
 export function runHostCli(
   cmd: string,
   args: string[],
-  opts: { cwd: string; env: Record<string, string>; reaper: Reaper; timeoutMs?: number },
+  opts: { cwd: string; env: Record<string, string | undefined>; reaper: Reaper; timeoutMs?: number },
 ): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, {
       cwd: opts.cwd,
-      env: opts.env,
+      env: hermitEnv(opts.env) as Record<string, string>,
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
@@ -110,23 +111,14 @@ export function runHostCli(
 
 /** Live processes whose command line or environment mentions `marker` (a test's temp directory). */
 export function processesMentioning(marker: string): { pid: number; cmdline: string }[] {
-  return allProcesses()
-    .filter((p) => p.state !== "Z" && p.state !== "X" && p.pid !== process.pid)
-    .filter((p) => {
-      if (cmdline(p.pid).includes(marker)) return true;
-      try {
-        return readFileSync(`/proc/${p.pid}/environ`, "utf8").includes(marker);
-      } catch {
-        return false;
-      }
-    })
-    .map((p) => ({ pid: p.pid, cmdline: cmdline(p.pid) }));
+  const pids = new Set([...processesWhere({ cmdline: marker }), ...processesWhere({ environ: marker })]);
+  return [...pids].map((pid) => ({ pid, cmdline: cmdline(pid) }));
 }
 
 const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;?]*[A-Za-z]`, "g");
 
 /** Text without ANSI colour codes. */
-export function stripAnsi(text: string): string {
+function stripAnsi(text: string): string {
   return text.replace(ANSI, "");
 }
 

@@ -1,12 +1,13 @@
 /**
- * An MCP client connected to `hermit serve DIR` over stdio, as a host would run it, with the
- * hermit process's pid and stderr at hand for assertions.
+ * An MCP client connected to `hermit serve DIR` over stdio, as a host would run it (in this
+ * process's environment plus `opts.env`, with hermitEnv's HERMIT_HOME), with the hermit process's
+ * pid and stderr at hand for assertions.
  */
 import process from "node:process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
-import { type Flavor, hermitArgv } from "./hermit.ts";
+import { type Flavor, hermitArgv, hermitEnv } from "./hermit.ts";
 
 export interface HermitSession {
   client: Client;
@@ -32,7 +33,7 @@ export async function connectServe(
   const transport = new StdioClientTransport({
     command: cmd,
     args: [...pre, "serve", dir, ...(opts.args ?? [])],
-    env: { ...(process.env as Record<string, string>), ...(opts.env as Record<string, string>) },
+    env: hermitEnv({ ...process.env, ...opts.env }) as Record<string, string>,
     cwd: opts.cwd,
     stderr: "pipe",
   });

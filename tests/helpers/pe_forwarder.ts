@@ -11,7 +11,7 @@ const FILE_ALIGN = 0x200;
 const SECTION_RVA = 0x1000;
 
 /** `exports`: name → "dll.Function" it forwards to. */
-export function forwarderDll(dllName: string, exports: Record<string, string>): Uint8Array {
+function forwarderDll(dllName: string, exports: Record<string, string>): Uint8Array {
   const names = Object.keys(exports).sort(); // the loader binary-searches the name table
   const n = names.length;
   // Section layout: export directory, address table, name pointers, ordinals, then strings.

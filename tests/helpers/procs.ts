@@ -1,16 +1,22 @@
 /**
- * Process helpers for tests: polling with a deadline, process-tree inspection through /proc, and
- * cleanup of every process a test started (by pid), so runs can repeat and overlap.
+ * Process helpers for tests: polling and waiting with a deadline, process inspection through /proc
+ * (trees, groups, command lines and environments), and cleanup of every process a test started (by
+ * pid), so runs can repeat and overlap.
  */
+import type { ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
+import type { RunResult } from "./hermit.ts";
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** Poll `fn` until it returns a truthy value; throws naming `what` after `timeoutMs`. */
+/**
+ * Poll `fn` until it returns a truthy value; throws naming `what` after `timeoutMs`. A function
+ * `what` is called at the deadline, so it can report the state then (stderr so far, what is left).
+ */
 export async function waitFor<T>(
   fn: () => T | Promise<T>,
-  opts: { timeoutMs?: number; intervalMs?: number; what: string },
+  opts: { timeoutMs?: number; intervalMs?: number; what: string | (() => string) },
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + (opts.timeoutMs ?? 10000);
   let last: unknown;
@@ -24,9 +30,9 @@ export async function waitFor<T>(
     await sleep(opts.intervalMs ?? 50);
   }
   throw new Error(
-    `timed out after ${opts.timeoutMs ?? 10000} ms waiting for ${opts.what}${
-      last ? ` (last error: ${last})` : ""
-    }`,
+    `timed out after ${opts.timeoutMs ?? 10000} ms waiting for ${
+      typeof opts.what === "function" ? opts.what() : opts.what
+    }${last ? ` (last error: ${last})` : ""}`,
   );
 }
 
@@ -124,10 +130,60 @@ export function cmdline(pid: number): string {
   }
 }
 
+/** The environment block of `pid` (NUL-separated KEY=VALUE entries), or "" when unreadable. */
+function environ(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * Live processes other than this one whose command line contains `match.cmdline` and whose
+ * environment block (NUL-separated KEY=VALUE entries) contains `match.environ`; a criterion left
+ * out matches everything.
+ */
+export function processesWhere(match: { cmdline?: string; environ?: string }): number[] {
+  return allProcesses()
+    .filter((p) => p.state !== "Z" && p.state !== "X" && p.pid !== process.pid)
+    .map((p) => p.pid)
+    .filter((pid) =>
+      (match.cmdline === undefined || cmdline(pid).includes(match.cmdline)) &&
+      (match.environ === undefined || environ(pid).includes(match.environ))
+    );
+}
+
 export function kill(pid: number, signal: NodeJS.Signals = "SIGKILL"): void {
   try {
     process.kill(pid, signal);
   } catch { /* already gone */ }
+}
+
+/** Wait for `child` to end, feeding `input`; SIGKILL and reject after `timeoutMs`. */
+export function collect(
+  child: ChildProcess,
+  input: string | undefined,
+  timeoutMs: number,
+  what: string,
+): Promise<RunResult> {
+  return new Promise<RunResult>((resolve, reject) => {
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.setEncoding("utf8").on("data", (d) => (stdout += d));
+    child.stderr!.setEncoding("utf8").on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`timed out after ${timeoutMs} ms: ${what}\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    child.on("error", (e) => (clearTimeout(timer), reject(e)));
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    child.stdin?.on("error", () => {/* it may not read everything */});
+    child.stdin?.end(input ?? "");
+  });
 }
 
 /**

@@ -9,7 +9,7 @@
  * Also: which tools a suite needs (missing ones skip it with a note, or fail it under CI), and
  * raw JSON-RPC lines for driving `hermit serve` over stdio.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import {
   accessSync,
   chmodSync,
@@ -25,6 +25,10 @@ import {
 import path from "node:path";
 import process from "node:process";
 import type { RunResult } from "./hermit.ts";
+import { collect } from "./procs.ts";
+
+/** Moved to procs.ts (it is not about root file systems); re-exported for existing callers. */
+export { collect };
 
 export const CI = Boolean(process.env.CI);
 
@@ -69,7 +73,7 @@ export const isRoot = () => process.getuid?.() === 0;
  * The environment inside unless a test gives one. HOME is set because hermit asks the OS for the
  * home directory (os.homedir()), which fails where neither HOME nor a passwd entry exists.
  */
-export const DEFAULT_ENV: Record<string, string> = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/tmp" };
+const DEFAULT_ENV: Record<string, string> = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/tmp" };
 
 /** A root file system in `dir` (which the caller creates and removes). */
 export class Rootfs {
@@ -170,27 +174,6 @@ export class Rootfs {
   ): Promise<RunResult> {
     return collect(this.spawn(argv, opts), opts.input, opts.timeoutMs ?? 60_000, argv.join(" "));
   }
-}
-
-/** Wait for `child` to end, feeding `input`; SIGKILL and reject after `timeoutMs`. */
-export function collect(child: ChildProcess, input: string | undefined, timeoutMs: number, what: string) {
-  return new Promise<RunResult>((resolve, reject) => {
-    let stdout = "";
-    let stderr = "";
-    child.stdout!.setEncoding("utf8").on("data", (d) => (stdout += d));
-    child.stderr!.setEncoding("utf8").on("data", (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`timed out after ${timeoutMs} ms: ${what}\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, timeoutMs);
-    child.on("error", (e) => (clearTimeout(timer), reject(e)));
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-    child.stdin?.on("error", () => {/* it may not read everything */});
-    child.stdin?.end(input ?? "");
-  });
 }
 
 /** The shared libraries `binary` needs, from the host's ldd (absolute paths, vdso left out). */

@@ -1,15 +1,19 @@
 /**
  * Standalone-service helpers: a fixture adapter (the memory server from node_modules, started with
- * node so it starts fast), the endpoint file, an HTTP MCP client with the bearer token, and the
- * processes that make up a service.
+ * node so it starts fast), the endpoint file, starting a service in the foreground
+ * (`startService`) or as a daemon (`startDaemon`) with every process tracked for cleanup, an HTTP
+ * MCP client with the bearer token, and the processes that make up a service.
  */
+import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import process from "node:process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { Endpoint } from "../../src/service/endpoint.ts";
-import { root } from "./hermit.ts";
-import { allProcesses, cmdline } from "./procs.ts";
+import { hermitBin, hermitEnv, root, runHermit } from "./hermit.ts";
+import { alive, allProcesses, cmdline, kill, processesWhere, type Reaper, waitFor } from "./procs.ts";
 
 export const memoryServer = path.join(
   root,
@@ -44,9 +48,7 @@ serve:
   writeFileSync(path.join(dir, "SERVICE.md"), "Run it with hermit serve . --standalone\n");
 }
 
-export type EndpointFile = Endpoint;
-
-export function readEndpointFile(dir: string): EndpointFile | undefined {
+export function readEndpointFile(dir: string): Endpoint | undefined {
   try {
     return JSON.parse(readFileSync(path.join(dir, ".serve", "endpoint"), "utf8"));
   } catch {
@@ -54,13 +56,114 @@ export function readEndpointFile(dir: string): EndpointFile | undefined {
   }
 }
 
-export async function httpClient(url: string, token?: string): Promise<Client> {
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: token ? { headers: { Authorization: `Bearer ${token}` } } : undefined,
+export interface Service {
+  url: string;
+  token: string;
+  pid: number;
+  stdout(): string;
+  stderr(): string;
+  /** SIGTERM, then wait for the process to exit (SIGKILL after 10 s). */
+  stop(): Promise<void>;
+}
+
+/**
+ * `hermit serve DIR --standalone [args]` in the foreground, in this process's environment plus
+ * `env` (with hermitEnv's HERMIT_HOME), tracked by `opts.reaper` from the moment it is spawned;
+ * ready once DIR/.serve/endpoint names its pid. When that does not happen in time (or it exits
+ * first) it is killed and the promise rejects.
+ */
+export async function startService(
+  dir: string,
+  env: Record<string, string | undefined> = {},
+  opts: { reaper?: Reaper; args?: string[]; timeoutMs?: number } = {},
+): Promise<Service> {
+  const child = spawn(hermitBin(), ["serve", dir, "--standalone", ...(opts.args ?? [])], {
+    env: hermitEnv({ ...process.env, ...env }) as Record<string, string>,
+    stdio: ["ignore", "pipe", "pipe"],
   });
-  const client = new Client({ name: "hermit-test-http", version: "0" });
-  await client.connect(transport, { timeout: 30_000 });
+  const pid = child.pid!;
+  opts.reaper?.track(pid);
+  let out = "";
+  let err = "";
+  child.stdout.setEncoding("utf8").on("data", (d) => (out += d));
+  child.stderr.setEncoding("utf8").on("data", (d) => (err += d));
+  const stop = async () => {
+    if (!alive(pid)) return;
+    child.kill("SIGTERM");
+    await waitFor(() => !alive(pid), { timeoutMs: 10_000, what: "the service to stop" }).catch(() =>
+      child.kill("SIGKILL")
+    );
+  };
+  try {
+    const ep = await waitFor(() => {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited: ${err}`);
+      const e = readEndpointFile(dir);
+      return e?.pid === pid ? e : undefined;
+    }, { timeoutMs: opts.timeoutMs ?? 60_000, what: () => `the service's endpoint file (stderr: ${err})` });
+    return { url: ep.url, token: ep.token, pid, stdout: () => out, stderr: () => err, stop };
+  } catch (e) {
+    kill(pid);
+    throw e;
+  }
+}
+
+export interface Daemon extends Endpoint {
+  /** What `serve --daemon` printed (the URL). */
+  stdout: string;
+  /** `hermit stop DIR`, for cleanup: never throws (the reaper gets whatever is left). */
+  stop(): Promise<void>;
+}
+
+/**
+ * `hermit serve DIR --standalone --daemon [args]` in this process's environment plus `opts.env`
+ * (with hermitEnv's HERMIT_HOME); resolves once it has detached, its pid tracked by `opts.reaper`.
+ */
+export async function startDaemon(
+  dir: string,
+  opts: { reaper: Reaper; env?: Record<string, string | undefined>; args?: string[] },
+): Promise<Daemon> {
+  const env = { ...process.env, ...opts.env };
+  const argv = ["serve", dir, "--standalone", "--daemon", ...(opts.args ?? [])];
+  const r = await runHermit(argv, { env, timeoutMs: 60_000 }).finally(() =>
+    opts.reaper.track(readEndpointFile(dir)?.pid)
+  );
+  const ep = readEndpointFile(dir);
+  if (r.code !== 0 || !ep) {
+    throw new Error(
+      `hermit ${argv.join(" ")} exited ${r.code}${ep ? "" : " and wrote no endpoint file"}: ${r.stderr}`,
+    );
+  }
+  return {
+    ...ep,
+    stdout: r.stdout,
+    stop: async () => {
+      await runHermit(["stop", dir], { env, timeoutMs: 30_000 }).catch(() => {});
+    },
+  };
+}
+
+/**
+ * An MCP client on a service over Streamable HTTP, with its bearer token (none when `token` is
+ * undefined).
+ */
+export async function connectHttp(
+  svc: { url: string; token?: string },
+  opts: { capabilities?: ClientCapabilities; setup?: (c: Client) => void } = {},
+): Promise<Client> {
+  const client = new Client({ name: "hermit-test-http", version: "0" }, {
+    capabilities: opts.capabilities ?? {},
+  });
+  opts.setup?.(client);
+  const transport = new StreamableHTTPClientTransport(new URL(svc.url), {
+    requestInit: svc.token ? { headers: { Authorization: `Bearer ${svc.token}` } } : undefined,
+  });
+  await client.connect(transport, { timeout: 60_000 });
   return client;
+}
+
+/** connectHttp by URL and token. */
+export function httpClient(url: string, token?: string): Promise<Client> {
+  return connectHttp({ url, token });
 }
 
 /** Live hermit service processes for the adapter in `dir`. */
@@ -74,13 +177,5 @@ export function servicePids(dir: string): number[] {
 
 /** Live memory-server processes started for the adapter in `dir`. */
 export function memoryPids(dir: string): number[] {
-  return allProcesses().filter((p) => p.state !== "Z").map((p) => p.pid)
-    .filter((pid) => {
-      try {
-        return cmdline(pid).includes(memoryServer) &&
-          readFileSync(`/proc/${pid}/environ`, "utf8").includes(path.join(dir, "graph.jsonl"));
-      } catch {
-        return false;
-      }
-    });
+  return processesWhere({ cmdline: memoryServer, environ: path.join(dir, "graph.jsonl") });
 }

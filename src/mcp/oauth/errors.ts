@@ -3,18 +3,14 @@
  * and the caller: no usable login (run `hermit login`), or the authorization server could not
  * refresh the token right now (the stored login is kept and tried again later).
  */
-
-/** Quote a path for a shell command line only when it needs it. */
-function shellWord(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
+import { shellQuote } from "../../platform/shell_quote.ts";
 
 /** The upstream needs an interactive login; nothing in a non-interactive process can give it one. */
 export class NeedsLogin extends Error {
   constructor(readonly server: string, readonly adapterDir: string, readonly why?: string) {
     super(
       `mcp_servers.${server} needs a login${why ? ` (${why})` : ""}: run 'hermit login ${
-        shellWord(adapterDir)
+        shellQuote(adapterDir)
       } ${server}'`,
     );
     this.name = "NeedsLogin";

@@ -13,14 +13,13 @@ import { Exit, HermitError, messageOf, usageError } from "../../errors.ts";
 import { SAFE_MODE_NOTICE, safeMode } from "../../gates/safe_mode.ts";
 import { contextFrom } from "../../manifest/interpolate.ts";
 import type { Manifest, Upstream } from "../../manifest/types.ts";
-import { homeDir, stateDir } from "../../platform/paths.ts";
 import { VERSION } from "../../version.ts";
 import { describeFailure } from "../upstream_client.ts";
 import { buildTransport, UpstreamRefused } from "../upstream_transport.ts";
 import { type AuthAnswer, type CallbackServer, parsePasted, startCallbackServer } from "./callback.ts";
 import { resolveOAuth, sameIssuer } from "./client.ts";
 import { LoginOAuthProvider } from "./login_provider.ts";
-import { OAuthStore } from "./store.ts";
+import { type OAuthStore, oauthStoreFor } from "./store.ts";
 
 export interface LoginIO {
   /** Instructions for the person (stderr). */
@@ -66,8 +65,7 @@ export function oauthUpstream(manifest: Manifest, server: string): Upstream {
 }
 
 function storeFor(manifest: Manifest, server: string, o: Omit<LoginOptions, "timeoutMs">): OAuthStore {
-  const dir = stateDir(o.platform ?? process.platform, o.env ?? process.env, homeDir());
-  return new OAuthStore(dir, manifest.name, server);
+  return oauthStoreFor(manifest.name, server, o.platform ?? process.platform, o.env ?? process.env);
 }
 
 /** Forget a server's stored login. True when there was one. */

@@ -17,7 +17,6 @@ import type {
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { InterpolationContext } from "../../manifest/interpolate.ts";
 import type { Upstream } from "../../manifest/types.ts";
-import { homeDir, stateDir } from "../../platform/paths.ts";
 import {
   clientMetadataFor,
   configuredClient,
@@ -27,7 +26,7 @@ import {
 } from "./client.ts";
 import { NeedsLogin, RefreshUnavailable } from "./errors.ts";
 import { RefreshGuard } from "./refresh_guard.ts";
-import { fromRecord, OAuthStore, toRecord } from "./store.ts";
+import { fromRecord, type OAuthStore, oauthStoreFor, toRecord } from "./store.ts";
 
 export interface RuntimeProviderOptions {
   store: OAuthStore;
@@ -154,7 +153,7 @@ export function createRuntimeAuth(
 ): RuntimeAuth {
   const { serverUrl, oauth } = resolveOAuth(u, o.interpolation);
   const provider = new RuntimeOAuthProvider({
-    store: new OAuthStore(stateDir(o.platform, o.env, homeDir()), o.adapter, u.name),
+    store: oauthStoreFor(o.adapter, u.name, o.platform, o.env),
     serverUrl,
     oauth,
     server: u.name,

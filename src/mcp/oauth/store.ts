@@ -10,23 +10,12 @@
  * issued to and the MCP server URL it is for: it is never offered to another server, and its
  * refresh token is never offered with another client.
  */
-import { randomBytes } from "node:crypto";
-import {
-  chmodSync,
-  closeSync,
-  fchmodSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { writeFileAtomic } from "../../platform/atomic_write.ts";
+import { homeDir, stateDir } from "../../platform/paths.ts";
 
 export interface TokenRecord {
   version: 1;
@@ -113,28 +102,6 @@ function segment(name: string): string {
   return s === "" ? "_" : s;
 }
 
-/** Write `data` to `file` atomically, mode 0600. */
-export function writeAtomic(file: string, data: string): void {
-  const tmp = path.join(
-    path.dirname(file),
-    `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`,
-  );
-  const fd = openSync(tmp, "wx", 0o600);
-  try {
-    try {
-      if (process.platform !== "win32") fchmodSync(fd, 0o600); // whatever the umask says
-      writeSync(fd, data);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, file);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-}
-
 function readJson(file: string): unknown {
   try {
     return JSON.parse(readFileSync(file, "utf8"));
@@ -156,6 +123,16 @@ function fileKey(file: string): string {
   } catch {
     return "none";
   }
+}
+
+/** The store of `adapter`'s `server` in hermit's state directory, as `env` places it. */
+export function oauthStoreFor(
+  adapter: string,
+  server: string,
+  platform: NodeJS.Platform,
+  env: Readonly<Record<string, string | undefined>>,
+): OAuthStore {
+  return new OAuthStore(stateDir(platform, env, homeDir(env)), adapter, server);
 }
 
 export class OAuthStore {
@@ -201,7 +178,7 @@ export class OAuthStore {
 
   writeTokens(rec: TokenRecord): void {
     this.#ensureDir();
-    writeAtomic(this.tokensFile, JSON.stringify(rec, null, 2) + "\n");
+    writeFileAtomic(this.tokensFile, JSON.stringify(rec, null, 2) + "\n");
   }
 
   readClient(): OAuthClientInformationMixed | undefined {
@@ -211,7 +188,7 @@ export class OAuthStore {
 
   writeClient(info: OAuthClientInformationMixed): void {
     this.#ensureDir();
-    writeAtomic(this.clientFile, JSON.stringify(info, null, 2) + "\n");
+    writeFileAtomic(this.clientFile, JSON.stringify(info, null, 2) + "\n");
   }
 
   /** Forget this server's login (`hermit logout`). True when there was something to remove. */

@@ -224,10 +224,16 @@ describe("environment", () => {
     assert.equal(lineCol(w), "12:17");
   });
 
-  it("HERMIT_SAFE_MODE=1 is a warning that nothing will load", () => {
-    const f = check(adapter(healthyFiles, ["tools/hello.sh"]), { HERMIT_SAFE_MODE: "1" });
-    const w = one(f, "warning", /HERMIT_SAFE_MODE=1: no upstream server and no command tool will load/);
-    assert.equal(w.area, "safe-mode");
+  it("HERMIT_SAFE_MODE=1 (or true, yes, on, as the gate reads it) is a warning that nothing will load", () => {
+    for (const value of ["1", "true", "YES", "on"]) {
+      const f = check(adapter(healthyFiles, ["tools/hello.sh"]), { HERMIT_SAFE_MODE: value });
+      const w = one(
+        f,
+        "warning",
+        /HERMIT_SAFE_MODE is set: no upstream server and no command tool is loaded/,
+      );
+      assert.equal(w.area, "safe-mode");
+    }
     assert.equal(
       warnings(check(adapter(healthyFiles, ["tools/hello.sh"]), { HERMIT_SAFE_MODE: "0" })).length,
       0,
@@ -278,6 +284,29 @@ describe("context, skills and roles", () => {
     one(f, "ok", /^1 skills in skills\/$/);
     one(f, "ok", /^1 roles in roles\/$/);
     assert.deepEqual(problems(f), []);
+  });
+
+  it("a path or symbolic link leading out of the adapter is a problem naming it and its target", () => {
+    const secret = path.join(tmp.path, "secret.txt");
+    writeFileSync(secret, "key\n");
+    const dir = adapter(healthyFiles, ["tools/hello.sh"]);
+    symlinkSync(secret, path.join(dir, "skills", "greet", "leak"));
+    symlinkSync(path.join(dir, "CONTEXT.md"), path.join(dir, "skills", "greet", "inside.md"));
+    const f = check(dir);
+    one(f, "problem", /^skills\/greet\/leak leads to \S*secret\.txt, outside the adapter /);
+    assert.equal(problems(f).length, 1, "a link that stays inside the adapter is fine");
+
+    const outsideRoles = path.join(tmp.path, "elsewhere-roles");
+    mkdirSync(outsideRoles, { recursive: true });
+    writeFileSync(path.join(outsideRoles, "spy.md"), ROLE);
+    const yaml = healthyYaml.replace("context: CONTEXT.md", "context: LINKED.md")
+      .replace("roles: roles/", "roles: linked-roles/");
+    const linked = adapter({ ...healthyFiles, "hermit.yaml": yaml }, ["tools/hello.sh"]);
+    symlinkSync(secret, path.join(linked, "LINKED.md"));
+    symlinkSync(outsideRoles, path.join(linked, "linked-roles"));
+    const g = check(linked);
+    assert.equal(lineCol(one(g, "problem", /^exports\.context LINKED\.md leads to \S*secret\.txt/)), "5:12");
+    one(g, "problem", /^exports\.roles linked-roles\/ leads to \S*elsewhere-roles, outside the adapter/);
   });
 
   it("a role without a name is a warning", () => {
@@ -335,7 +364,11 @@ describe("name budget", () => {
       const [w] = names(withTool("t".repeat(len)));
       assert.match(
         w.message,
-        new RegExp(`^mcp__a__t{${len}} is ${len + 8} characters; Cursor caps tool names at 60$`),
+        new RegExp(
+          `^mcp__a__t{${len}} is ${
+            len + 8
+          } characters; Cursor caps tool names at 60: shorten the adapter or tool name$`,
+        ),
       );
       assert.equal(lineCol(w), "3:11");
     }

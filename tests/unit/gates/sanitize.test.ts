@@ -176,6 +176,13 @@ describe("sanitizeResult", () => {
     });
   });
 
+  it("a _meta key inside structuredContent is the tool's data: kept whole, only tags stripped", () => {
+    const data = { row: { _meta: { "modelcontextprotocol.io/x": `v${HIDDEN}`, "dev.hermit/y": 1 } } };
+    assert.deepEqual(sanitizeResult({ content: [], structuredContent: data }).structuredContent, {
+      row: { _meta: { "modelcontextprotocol.io/x": "v", "dev.hermit/y": 1 } },
+    });
+  });
+
   it("redacts credentials in error results", () => {
     const r = sanitizeResult({
       isError: true,

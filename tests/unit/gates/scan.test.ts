@@ -154,6 +154,18 @@ describe("scan: findings", () => {
     assert.equal(visible("a\u200Bb\u{E0041}\u202Ec\n d"), "a<U+200B>b<U+E0041><U+202E>c d");
   });
 
+  it("show exactly the characters a hidden-Unicode rule reports", () => {
+    const ranges = [[0, 0xffff], [0xe0000, 0xe01ff]];
+    for (const [from, to] of ranges) {
+      for (let cp = from; cp <= to; cp++) {
+        if (cp >= 0xd800 && cp <= 0xdfff) continue; // lone surrogates
+        const c = String.fromCodePoint(cp);
+        const hidden = HIDDEN_UNICODE.some((h) => h.pattern.test(c));
+        assert.equal(visible(c).startsWith("<U+"), hidden, `U+${cp.toString(16).toUpperCase()}`);
+      }
+    }
+  });
+
   it("are empty for plain descriptions and missing text", () => {
     assert.deepEqual(scanText("x", undefined), []);
     assert.deepEqual(scanText("x", "Read a file from the workspace and return its text."), []);

@@ -1,11 +1,20 @@
-/** The schema cache: fingerprint, TTL semantics (ttlMs 0 = no hint), write-through, file modes. */
+/**
+ * The schema cache: fingerprint, TTL semantics (ttlMs 0 = no hint), write-through, file modes,
+ * atomic writes, and where it lives.
+ */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { statSync } from "node:fs";
+import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseManifest } from "../../../src/manifest/load.ts";
 import type { Upstream } from "../../../src/manifest/types.ts";
-import { fingerprint, SchemaCache, ttlHint } from "../../../src/mcp/schema_cache.ts";
+import {
+  defaultSchemaCache,
+  expiresAt,
+  fingerprint,
+  SchemaCache,
+  ttlHint,
+} from "../../../src/mcp/schema_cache.ts";
 import { tempDir } from "../../helpers/tmp.ts";
 
 function upstream(yaml: string): Upstream {
@@ -43,6 +52,21 @@ describe("fingerprint", () => {
     assert.notEqual(
       fingerprint(upstream("url: https://e.example/mcp")),
       fingerprint(upstream("url: https://e.example/mcp\ntransport: sse")),
+    );
+  });
+  it("a stdio server's includes where it runs: two adapters' `node server.mjs` are two servers", () => {
+    const local = upstream("command: node\nargs: [server.mjs]");
+    assert.notEqual(fingerprint(local, "/adapters/a"), fingerprint(local, "/adapters/b"));
+    assert.equal(fingerprint(local, "/adapters/a"), fingerprint(local, "/adapters/a/"));
+    assert.notEqual(
+      fingerprint(local, "/adapters/a"),
+      fingerprint(upstream("command: node\nargs: [server.mjs]\ncwd: sub"), "/adapters/a"),
+    );
+    const remote = upstream("url: https://e.example/mcp");
+    assert.equal(
+      fingerprint(remote, "/adapters/a"),
+      fingerprint(remote, "/adapters/b"),
+      "a URL is one server",
     );
   });
 });
@@ -101,5 +125,38 @@ describe("SchemaCache", () => {
     const u = upstream("command: f\nargs: [one]");
     cache.put(u, { tools: [tool("w")] });
     assert.equal(cache.get(upstream("command: f\nargs: [two]")), undefined);
+  });
+});
+
+describe("SchemaCache writes", () => {
+  it("a write that fails leaves no temporary file and is not an error (the cache is a cache)", () => {
+    const tmp = tempDir();
+    try {
+      const cache = new SchemaCache(path.join(tmp.path, "cache"));
+      const u = upstream("command: g");
+      // the entry's path is a non-empty directory: the rename cannot replace it
+      const blocked = path.join(cache.dir, `${fingerprint(u)}.json`);
+      mkdirSync(blocked, { recursive: true });
+      writeFileSync(path.join(blocked, "inside"), "");
+      assert.deepEqual(cache.put(u, { tools: [tool("v")] }).tools.map((t) => t.name), ["v"]);
+      assert.deepEqual(readdirSync(cache.dir), [`${fingerprint(u)}.json`]);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it("expiresAt: a listing's time plus its TTL; no TTL, no expiry", () => {
+    assert.equal(expiresAt(1000, 500), 1500);
+    assert.equal(expiresAt(1000, undefined), undefined);
+  });
+
+  it("the default cache is in the state dir of the environment it is given", () => {
+    const tmp = tempDir();
+    try {
+      const cache = defaultSchemaCache("/x", "linux", { HOME: tmp.path }); // not hermit's own HOME
+      assert.equal(cache.dir, path.join(tmp.path, ".local", "state", "hermit", "schema-cache"));
+    } finally {
+      tmp.cleanup();
+    }
   });
 });

@@ -1,8 +1,8 @@
 /**
  * With a fake clock: an upstream's tool list carries `ttlMs`; when it runs out the gateway
  * re-lists, and the host's session receives `notifications/tools/list_changed` and sees the new
- * list. Also `ttlMs: 0` is no hint (no refresh is scheduled). Real gateway, real session server,
- * real SDK client; the upstream is an SDK server in process.
+ * list, with or without a schema cache. Also `ttlMs: 0` is no hint (no refresh is scheduled).
+ * Real gateway, real session server, real SDK client; the upstream is an SDK server in process.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -85,6 +85,25 @@ describe("ttlMs refresh (fake clock)", () => {
     const entry = gateway.schemaCache!.read(manifest.upstreams.up)!;
     assert.deepEqual(entry.tools.map((t) => t.name), ["alpha", "beta"], "the cache was written through");
     assert.equal(entry.ttl_ms, 60_000);
+    await gateway.stop();
+  });
+
+  it("without a schema cache the TTL is followed all the same", async () => {
+    const clock = new FakeClock();
+    const gateway = new Gateway(manifest, {
+      clock,
+      transportFactory: upstreamFactory(60_000),
+      schemaCache: null,
+    });
+    await gateway.start();
+    const h = await host(gateway);
+    assert.deepEqual((await h.client.listTools()).tools.map((t) => t.name), ["alpha"]);
+    clock.advance(59_999);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(h.changes(), 0, "nothing before the TTL runs out");
+    clock.advance(1);
+    await until(() => h.changes() === 1, "list_changed reached the host");
+    assert.deepEqual((await h.client.listTools()).tools.map((t) => t.name), ["alpha", "beta"]);
     await gateway.stop();
   });
 

@@ -1,14 +1,18 @@
 /**
  * The login side: what a pasted answer means, the login provider writing nothing until
- * `commit()`, which client it reuses, and the usage errors of `hermit login`/`logout`.
+ * `commit()`, which client it reuses, the usage errors of `hermit login`/`logout`, and where the
+ * stored login is looked for.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { Exit, HermitError } from "../../../src/errors.ts";
 import { parseManifest } from "../../../src/manifest/load.ts";
 import { parsePasted } from "../../../src/mcp/oauth/callback.ts";
-import { oauthUpstream } from "../../../src/mcp/oauth/login.ts";
+import { contextFrom } from "../../../src/manifest/interpolate.ts";
+import { logout, oauthUpstream } from "../../../src/mcp/oauth/login.ts";
+import { createRuntimeAuth } from "../../../src/mcp/oauth/runtime_provider.ts";
 import { LoginOAuthProvider } from "../../../src/mcp/oauth/login_provider.ts";
 import { OAuthStore, toRecord } from "../../../src/mcp/oauth/store.ts";
 import { describeFailure } from "../../../src/mcp/upstream_client.ts";
@@ -142,6 +146,33 @@ describe("oauthUpstream", () => {
     usage("nope", /has no mcp_servers\.nope; its servers: remote, plain, local/);
     usage("plain", /does not use OAuth; add 'auth: oauth'/);
     usage("local", /is a stdio server/);
+  });
+});
+
+describe("where the stored login is", () => {
+  const m = parseManifest(
+    "name: notes\nexports: { tools: [a] }\nmcp_servers:\n  remote: { url: 'https://mcp.example/mcp', auth: oauth }\n",
+    "/x/hermit.yaml",
+    "/x",
+  ).manifest;
+
+  it("logout and the runtime provider both look in the state dir of the environment they are given", () => {
+    const tmp = tempDir();
+    try {
+      const env = { HOME: tmp.path }; // not hermit's own HOME, and no HERMIT_HOME
+      const expected = path.join(tmp.path, ".local", "state", "hermit", "oauth", "notes", "remote");
+      assert.deepEqual(logout(m, "remote", { env, platform: "linux" }), { removed: false, dir: expected });
+      const auth = createRuntimeAuth(m.upstreams.remote, {
+        platform: "linux",
+        env,
+        adapter: m.name,
+        adapterDir: m.dir,
+        interpolation: contextFrom(env, m.dir),
+      });
+      assert.equal(auth.provider.store.dir, expected);
+    } finally {
+      tmp.cleanup();
+    }
   });
 });
 

@@ -1,18 +1,11 @@
 /**
- * OAuth storage: file layout and modes, atomic replacement, the absolute `expires_at`, the
- * refresh-token carry-forward (Hermes #62333/#109932) and what a record may be used for.
+ * OAuth storage: file layout and modes, where the store lives (as the given environment says),
+ * the absolute `expires_at`, the refresh-token carry-forward (Hermes #62333/#109932) and what a
+ * record may be used for. Atomic replacement itself: tests/unit/platform/atomic_write.test.ts.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import {
@@ -21,7 +14,6 @@ import {
   OAuthStore,
   type TokenRecord,
   toRecord,
-  writeAtomic,
 } from "../../../src/mcp/oauth/store.ts";
 import { tempDir } from "../../helpers/tmp.ts";
 
@@ -71,28 +63,6 @@ describe("OAuthStore files", () => {
       store.writeTokens(toRecord(tokens({ access_token: "at-2" }), binding, T0));
       assert.equal(mode(store.dir), 0o700);
       assert.equal(mode(store.root), 0o700);
-    } finally {
-      tmp.cleanup();
-    }
-  });
-
-  it("replaces files atomically: a new inode, no temp file left, the old file kept on failure", () => {
-    const tmp = tempDir();
-    try {
-      const file = path.join(tmp.path, "f.json");
-      writeAtomic(file, "one");
-      const ino = statSync(file).ino;
-      writeAtomic(file, "two");
-      assert.equal(readFileSync(file, "utf8"), "two");
-      assert.notEqual(statSync(file).ino, ino, "replaced by rename, not rewritten in place");
-      assert.deepEqual(readdirSync(tmp.path), ["f.json"]);
-      // the rename fails (the target is a non-empty directory): the temp file goes, the rest stays
-      const dir = path.join(tmp.path, "d");
-      mkdirSync(dir);
-      writeFileSync(path.join(dir, "inside"), "");
-      assert.throws(() => writeAtomic(dir, "x"));
-      assert.deepEqual(readdirSync(tmp.path).sort(), ["d", "f.json"]);
-      assert.equal(readFileSync(file, "utf8"), "two");
     } finally {
       tmp.cleanup();
     }

@@ -18,10 +18,10 @@ import {
   windowsSpawnPlan,
 } from "../../../src/platform/win_cmd.ts";
 import {
+  indexTable,
   isChildOf,
   parseProcessInformation,
   type ProcEntry,
-  sameProcess,
   treeMembers,
 } from "../../../src/platform/win_tree.ts";
 import { parentCheck, parentGoneReason } from "../../../src/process/parent.ts";
@@ -43,6 +43,13 @@ describe("windows: tree kill (which processes a child's tree holds)", () => {
   it("takes the leader and every descendant, nothing else", () => {
     assert.deepEqual(sorted(treeMembers(base, { pid: 200, start: 20n })), [200, 300, 301, 400]);
     assert.deepEqual(sorted(treeMembers(base, { pid: 300, start: 30n })), [300, 400]);
+  });
+
+  it("answers the same from one index of the snapshot, for every tree asked about", () => {
+    const index = indexTable(base);
+    assert.deepEqual(sorted(treeMembers(index, { pid: 200, start: 20n })), [200, 300, 301, 400]);
+    assert.deepEqual(sorted(treeMembers(index, { pid: 300, start: 30n })), [300, 400]);
+    assert.deepEqual(treeMembers(index, { pid: 200, start: 19n }), [], "another process's tree");
   });
 
   it("still finds the orphans after the leader has exited", () => {
@@ -83,12 +90,6 @@ describe("windows: the pid-reuse guard", () => {
     assert.equal(isChildOf(e(300, 200, 30), parent, e(200, 7, 35)), true, "made before the reuse");
     assert.equal(isChildOf(e(300, 200, 30), parent, e(200, 7, 30)), false, "made by the new holder");
     assert.equal(isChildOf(e(300, 201, 30), parent, undefined), false);
-  });
-
-  it("a process is the one we know only with the same creation time", () => {
-    assert.equal(sameProcess({ pid: 5, start: 9n }, 9n), true);
-    assert.equal(sameProcess({ pid: 5, start: 9n }, 10n), false);
-    assert.equal(sameProcess({ pid: 5, start: 9n }, undefined), false);
   });
 
   it("the watchdog checks its parent by pid and creation time on Windows, even when it is our parent", () => {

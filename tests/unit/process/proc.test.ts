@@ -78,6 +78,18 @@ describe("proc", { timeout: 30000 }, () => {
     assert.deepEqual(groupMembers(h.pid), []);
   });
 
+  it("a group whose only member is a zombie is not alive (kill(2) would still find it)", async () => {
+    // the background job makes itself a group leader and exits; its parent (now sleep) never reaps it
+    const { out } = await detached("setsid sh -c 'exit 0' & echo $!; echo ready; exec sleep 1000");
+    const zombie = Number(out.trim().split("\n")[0]);
+    await waitFor(() => stat(zombie)?.state === "Z", { what: `process ${zombie} to be a zombie` });
+    assert.equal(stat(zombie)!.pgid, zombie);
+    process.kill(-zombie, 0); // the group still exists for kill(2)
+    assert.equal(groupAlive(zombie), false);
+    assert.deepEqual(aliveGroups([zombie]), new Set());
+    assert.deepEqual(groupMembers(zombie), []);
+  });
+
   it("signalGroup signals the whole group, and refuses init, us and our own group", async () => {
     const g = await detached("sleep 1000 & sleep 1000 & echo ready; wait");
     const members = groupMembers(g.pid)!;

@@ -1,0 +1,158 @@
+/**
+ * Writing what a deploy, convert or removal decided: a backup of each file before it changes, each
+ * file replaced atomically, the directories hermit created noted (and the empty ones it no longer
+ * needs removed), then the record. All or nothing: when a write fails part-way, the files already
+ * written get their old bytes back and the directories made for them go, so no file is left
+ * holding hermit's edits without the record that owns them; the error names the file.
+ *
+ * Backups: `backup/<path>` next to the record (paths inside the scope's root relative to it,
+ * others under `_abs/`). A run that leaves nothing on record (the last `--remove`) deletes the
+ * record and its folder, so it keeps its backups in hermit's state directory instead:
+ * `removed/<time>-<adapter>/` there, each file under its absolute path.
+ */
+import { rmSync } from "node:fs";
+import path from "node:path";
+import { HermitError } from "../errors.ts";
+import { exists, readBytes, removeEmptyDir, removeFile, writeAtomic } from "../hosts/files.ts";
+import type { Scope } from "../hosts/types.ts";
+import { type FileChange, sameBytes } from "./ops.ts";
+import { type DeployState, fromStored, isEmptyState, toStored } from "./state.ts";
+
+export interface CommitPlaces {
+  /** The project (deploy) or home directory (convert). */
+  root: string;
+  scope: Scope;
+  /** The folder of the record and its backups. */
+  dir: string;
+  recordFile: string;
+  /** Where a run that leaves nothing on record keeps its backups. */
+  removedBackups: string;
+  show: (file: string) => string;
+}
+
+export interface Committed {
+  /** The folder this run's backups are in, when it wrote any. */
+  backups?: string;
+}
+
+const WHY: Record<string, string> = {
+  EACCES: "permission denied",
+  EPERM: "not permitted",
+  ENOTDIR: "a parent is not a directory",
+  EISDIR: "it is a directory",
+  EROFS: "read-only file system",
+  ENOSPC: "no space left on the device",
+};
+
+export function commit(changes: FileChange[], state: DeployState, p: CommitPlaces): Committed {
+  const keepsRecord = state.items.length > 0 || Object.keys(state.files).length > 0;
+  const backups = keepsRecord ? path.join(p.dir, "backup") : p.removedBackups;
+  const written: FileChange[] = [];
+  const made: string[] = [];
+  let current = "";
+  let backedUp = false;
+  try {
+    for (const c of changes) {
+      current = c.file;
+      if (c.before !== undefined) {
+        if (keepsRecord) ensureGitignore(p);
+        writeAtomic(backupPath(backups, c.file, keepsRecord ? p.root : undefined), c.before, 0o600);
+        backedUp = true;
+      }
+      if (c.after === undefined) removeFile(c.file);
+      else {
+        made.push(...missingDirs(c.file));
+        for (const d of writeAtomic(c.file, c.after)) {
+          const s = toStored(p.root, d);
+          if (!state.dirs.includes(s)) state.dirs.push(s);
+        }
+      }
+      written.push(c);
+    }
+    current = p.recordFile;
+    writeRecord(state, p);
+  } catch (err) {
+    throw failed(current, err, rollBack(written, made, p.show), backedUp ? backups : undefined, p.show);
+  }
+  return backedUp ? { backups } : {};
+}
+
+/** Where the backup of `file` goes: under its path relative to `root`, else its absolute path. */
+function backupPath(backups: string, file: string, root: string | undefined): string {
+  const stored = root === undefined ? file : toStored(root, file);
+  if (!path.isAbsolute(stored)) return path.join(backups, stored);
+  const bare = stored.replace(/^[A-Za-z]:/, "").replace(/^[\\/]+/, "");
+  return root === undefined ? path.join(backups, bare) : path.join(backups, "_abs", bare);
+}
+
+/**
+ * The record (with `.gitignore` in a project), or no record and no folder when nothing is left.
+ * Writing or deleting the record is the last step that may fail: what follows is tidying up.
+ */
+function writeRecord(state: DeployState, p: CommitPlaces): void {
+  for (const d of [...state.dirs].sort((a, b) => b.length - a.length)) {
+    const abs = fromStored(p.root, d);
+    if (state.items.some((r) => !path.relative(abs, fromStored(p.root, r.file)).startsWith(".."))) continue;
+    removeEmptyDir(abs);
+    state.dirs = state.dirs.filter((x) => x !== d);
+  }
+  if (!isEmptyState(state)) {
+    const record = new TextEncoder().encode(JSON.stringify(state, null, 2) + "\n");
+    if (sameBytes(readBytes(p.recordFile), record)) return;
+    ensureGitignore(p);
+    writeAtomic(p.recordFile, record, 0o600);
+    return;
+  }
+  removeFile(p.recordFile);
+  try {
+    // Earlier runs' backups go with the record: what they held is back in place.
+    rmSync(path.join(p.dir, "backup"), { recursive: true, force: true });
+    if (p.scope === "project") removeFile(path.join(p.dir, ".gitignore"));
+    removeEmptyDir(p.dir);
+  } catch { /* the record is gone; leftovers in its folder are harmless */ }
+}
+
+function ensureGitignore(p: CommitPlaces): void {
+  const file = path.join(p.dir, ".gitignore");
+  if (p.scope !== "project" || readBytes(file) !== undefined) return;
+  writeAtomic(file, new TextEncoder().encode("# hermit deploy's record and backups: per machine\n*\n"));
+}
+
+/** The directories a write of `file` will have to create. */
+function missingDirs(file: string): string[] {
+  const out: string[] = [];
+  for (let d = path.dirname(file); !exists(d) && path.dirname(d) !== d; d = path.dirname(d)) out.push(d);
+  return out;
+}
+
+/** Put back what `written` changed, newest first; returns the files that could not be put back. */
+function rollBack(written: FileChange[], made: string[], show: (f: string) => string): string[] {
+  const stuck: string[] = [];
+  for (const c of [...written].reverse()) {
+    try {
+      if (c.before === undefined) removeFile(c.file);
+      else writeAtomic(c.file, c.before);
+    } catch {
+      stuck.push(show(c.file));
+    }
+  }
+  for (const d of [...new Set(made)].sort((a, b) => b.length - a.length)) removeEmptyDir(d);
+  return stuck;
+}
+
+function failed(
+  file: string,
+  err: unknown,
+  stuck: string[],
+  backups: string | undefined,
+  show: (f: string) => string,
+): HermitError {
+  const code = (err as NodeJS.ErrnoException).code;
+  const why = code ? `${code}${WHY[code] ? `: ${WHY[code]}` : ""}` : String((err as Error).message ?? err);
+  const undone = stuck.length
+    ? `could not undo the changes to ${stuck.join(", ")}${
+      backups ? `: the previous contents are in ${backups}` : ""
+    }`
+    : "nothing was changed";
+  return new HermitError(`cannot write ${show(file)} (${why}); ${undone}`);
+}
