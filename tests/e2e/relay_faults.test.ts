@@ -329,7 +329,12 @@ describe("service: binding, and the address relays use", () => {
     const svc = await startService(tmp.path, {}, { reaper, args: ["--host", "::1"] });
     try {
       assert.match(svc.url, /^http:\/\/\[::1\]:\d+\/mcp$/);
-      assert.equal(svc.stdout().trim(), svc.url);
+      // the endpoint file comes first; the printed line may still be in the pipe
+      const printed = await waitFor(() => svc.stdout().trim() || undefined, {
+        timeoutMs: 10_000,
+        what: "the printed endpoint",
+      });
+      assert.equal(printed, svc.url);
       const s = await connectServe(tmp.path, { timeoutMs: 30_000 });
       reaper.track(s.pid);
       assert.equal((await s.client.listTools()).tools.length, 3);
