@@ -11,6 +11,7 @@ import { registerCall } from "./call.ts";
 import { registerCheck } from "./check.ts";
 import { registerConvert, registerDeploy } from "./deploy.ts";
 import { registerInit } from "./init.ts";
+import { registerLock } from "./lock.ts";
 import { registerLogin, registerLogout } from "./login.ts";
 import { writeErr, writeOut } from "./output.ts";
 import { registerServe } from "./serve.ts";
@@ -40,6 +41,7 @@ function buildProgram(setExit: SetExit): Command {
   registerServe(program, setExit);
   registerTools(program, setExit);
   registerCall(program, setExit);
+  registerLock(program, setExit);
   registerStatus(program, setExit);
   registerLogin(program, setExit);
   registerLogout(program, setExit);

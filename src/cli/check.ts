@@ -8,6 +8,7 @@ import { buildReport, renderReport } from "../check/report.ts";
 import { screeningFindings } from "../check/screening.ts";
 import { staticFindings } from "../check/static.ts";
 import { Exit } from "../errors.ts";
+import { lockStaticFindings } from "../lock/findings.ts";
 import { loadManifestWithSource } from "../manifest/load.ts";
 import type { SetExit } from "./app.ts";
 import { positiveSeconds } from "./options.ts";
@@ -24,10 +25,19 @@ export function registerCheck(program: Command, setExit: SetExit): void {
     .option("--timeout <seconds>", "how long the live start may take", positiveSeconds("--timeout"), 90)
     .action(async (dir, opts) => {
       const loaded = loadManifestWithSource(dir);
-      const findings = [...staticFindings(loaded), ...screeningFindings(loaded.manifest)];
+      const findings = [
+        ...staticFindings(loaded),
+        ...screeningFindings(loaded.manifest),
+        ...lockStaticFindings(loaded.manifest),
+      ];
       if (!opts.static) {
         const { liveFindings } = await import("../check/live.ts");
         findings.push(...await liveFindings(loaded.manifest, { timeoutMs: opts.timeout * 1000 }));
+        // tools missing from the live list: show the ones hermit.lock withholds, with their diff
+        if (findings.some((f) => f.area === "health" && f.level === "problem")) {
+          const { lockLiveFindings } = await import("../lock/findings.ts");
+          findings.push(...await lockLiveFindings(loaded.manifest));
+        }
       }
       const report = buildReport(loaded.manifest, findings);
       if (opts.json) await printJson(report);

@@ -11,17 +11,19 @@ import { exportSources } from "../manifest/names.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { stopAllGroups } from "../process/group.ts";
 import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
-import { Gateway, REFUSED_META } from "./gateway.ts";
+import { Gateway, type GatewayOptions, REFUSED_META } from "./gateway.ts";
 import { connectInProcess } from "./inprocess.ts";
 import { startupWaitMs } from "./session.ts";
 
-async function withGateway<T>(
+/** Start the adapter's gateway in process (under the watchdog), run `fn`, stop everything. */
+export async function withGateway<T>(
   manifest: Manifest,
   verbose: boolean,
   fn: (g: Gateway) => Promise<T>,
+  opts: GatewayOptions = {},
 ): Promise<T> {
   enableWatchdog();
-  const gateway = new Gateway(manifest, { stderrLevel: verbose ? "info" : "debug" });
+  const gateway = new Gateway(manifest, { stderrLevel: verbose ? "info" : "debug", ...opts });
   try {
     await gateway.start(startupWaitMs());
     return await fn(gateway);
@@ -118,6 +120,11 @@ function refuseUnservable(gateway: Gateway, manifest: Manifest, tool: string): v
       throw new HermitError(u.lastError, Exit.refused);
     }
   }
+  // withheld by hermit.lock: the gateway refuses the call with the lock's line (exit 4)
+  const held = [...gateway.upstreams.values()].some((u) =>
+    u.tools.some((t) => t.exported === tool && gateway.lock.judge(u.name, t))
+  );
+  if (held) return;
   // exported but not served (its server is down, needs a login, …): say why
   const missing = gateway.selfCheck().missing.find((m) => m.name === tool);
   if (missing) throw new HermitError(`${tool} is not available: ${missing.why}`, Exit.unexpected);

@@ -31,6 +31,8 @@ import { UpstreamConnection, type UpstreamOwner } from "./upstream.ts";
 import { type Clock, realClock } from "./upstream_lifecycle.ts";
 import type { BuiltTransport } from "./upstream_transport.ts";
 import { Transports } from "./gateway_transports.ts";
+import { LockGate, type LockMode } from "../lock/gate.ts";
+import { shellQuote } from "../platform/shell_quote.ts";
 
 export type { CallContext, SessionPeer } from "./gateway_requests.ts";
 export type { CatalogEntry } from "./gateway_catalog.ts";
@@ -46,6 +48,8 @@ export interface GatewayOptions {
   schemaCache?: SchemaCache | null;
   /** Tests: open upstream transports in process instead of spawning or dialing. */
   transportFactory?: (u: Upstream) => Transport;
+  /** hermit.lock: `enforce` (default), `pin` (locked versions, nothing withheld), `off`. */
+  lock?: LockMode;
 }
 
 export interface CallOutcome {
@@ -69,6 +73,7 @@ export class Gateway implements UpstreamOwner {
   readonly content = new ContentRouter(() => this.upstreams.values());
   readonly clock: Clock;
   readonly schemaCache?: SchemaCache;
+  readonly lock: LockGate;
   readonly #catalog: Catalog;
   readonly #opts: GatewayOptions;
   readonly #env: Readonly<Record<string, string | undefined>>;
@@ -83,8 +88,14 @@ export class Gateway implements UpstreamOwner {
     this.manifest = manifest;
     this.#opts = opts;
     this.#env = opts.env ?? process.env;
-    this.#transports = new Transports(manifest, { ...opts, env: this.#env });
     this.clock = opts.clock ?? realClock;
+    this.lock = new LockGate(manifest.dir, {
+      mode: opts.lock ?? "enforce",
+      clock: this.clock,
+      acceptWith: `hermit lock ${shellQuote(manifest.dir)}`,
+      onChange: () => this.#emit("tools"),
+    });
+    this.#transports = new Transports(manifest, { ...opts, env: this.#env, pin: (u) => this.lock.pinFor(u) });
     const platform = opts.platform ?? process.platform;
     this.schemaCache = opts.schemaCache === null ? undefined : opts.schemaCache ??
       defaultSchemaCache(manifest.dir, platform, this.#env);
@@ -124,6 +135,7 @@ export class Gateway implements UpstreamOwner {
    * the others connect. Resolves when those have answered or failed, or after `waitMs`.
    */
   async start(waitMs = 30_000): Promise<void> {
+    this.lock.watch();
     const connecting: Promise<void>[] = [];
     for (const u of this.upstreams.values()) {
       const cached = u.config.lazy ? this.schemaCache?.get(u.config) : undefined;
@@ -143,6 +155,7 @@ export class Gateway implements UpstreamOwner {
   }
 
   async stop(): Promise<void> {
+    this.lock.stop();
     await Promise.all([...this.upstreams.values()].map((u) => u.stop()));
   }
 
@@ -216,6 +229,8 @@ export class Gateway implements UpstreamOwner {
     ctx: CallContext = {},
   ): Promise<CallOutcome> {
     const entry = this.#catalog.find(name);
+    const withheld = entry ? undefined : this.#catalog.withheld(name);
+    if (withheld) return refusedOutcome(`refused: ${withheld.line}`);
     if (!entry) throw new UnknownTool(name, this.manifest.exports.tools.includes(name));
     const { source } = entry;
     if (source.kind === "command") {

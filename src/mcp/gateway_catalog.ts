@@ -11,6 +11,8 @@ import type { Refusal } from "../gates/screen_manifest.ts";
 import type { CommandTool, Manifest, Trust } from "../manifest/types.ts";
 import { commandToolDefinition } from "./command_tool.ts";
 import type { UpstreamConnection } from "./upstream.ts";
+import type { LockGate } from "../lock/gate.ts";
+import type { Withheld } from "../lock/verdict.ts";
 
 export interface CatalogEntry {
   name: string;
@@ -47,6 +49,8 @@ export interface CatalogSources {
   upstreams: ReadonlyMap<string, UpstreamConnection>;
   refusals: readonly Refusal[];
   safeMode: boolean;
+  /** hermit.lock (gate 9): upstream tools whose definition it does not hold are withheld. */
+  lock?: LockGate;
 }
 
 export class Catalog {
@@ -56,6 +60,7 @@ export class Catalog {
   readonly #collision: (name: string, sources: string[]) => void;
   #memo: {
     lists: readonly (readonly unknown[])[];
+    lock: number | undefined;
     entries: CatalogEntry[];
     byName: Map<string, CatalogEntry>;
   } | undefined;
@@ -76,8 +81,9 @@ export class Catalog {
    */
   entries(): CatalogEntry[] {
     const lists = [...this.#src.upstreams.values()].map((u) => u.tools);
+    const lock = this.#src.lock?.generation;
     if (
-      this.#memo && lists.length === this.#memo.lists.length &&
+      this.#memo && lists.length === this.#memo.lists.length && lock === this.#memo.lock &&
       lists.every((l, i) => l === this.#memo!.lists[i])
     ) {
       return this.#memo.entries;
@@ -88,7 +94,7 @@ export class Catalog {
       if (found.length === 1) entries.push(found[0]);
       else if (found.length > 1) this.#collision(name, found.map(describe));
     }
-    this.#memo = { lists, entries, byName: new Map(entries.map((e) => [e.name, e])) };
+    this.#memo = { lists, lock, entries, byName: new Map(entries.map((e) => [e.name, e])) };
     return entries;
   }
 
@@ -113,6 +119,7 @@ export class Catalog {
     for (const u of this.#src.upstreams.values()) {
       for (const t of u.tools) {
         if (t.exported !== name) continue;
+        if (this.#src.lock?.judge(u.name, t)) continue;
         found.push({
           name,
           tool: sanitizeValue({ ...t.tool, name }) as Tool,
@@ -156,9 +163,21 @@ export class Catalog {
     };
   }
 
+  /** Why an upstream tool of this name is withheld by hermit.lock, if it is. */
+  withheld(name: string): Withheld | undefined {
+    for (const u of this.#src.upstreams.values()) {
+      const t = u.tools.find((t) => t.exported === name);
+      const w = t && this.#src.lock?.judge(u.name, t);
+      if (w) return w;
+    }
+    return undefined;
+  }
+
   /** Why an exported name is not served. */
   whyMissing(name: string): string {
     if (this.#src.safeMode) return "safe mode is on";
+    const withheld = this.withheld(name);
+    if (withheld && this.sourcesOf(name).length === 0) return withheld.detail;
     const refusal = this.#src.refusals.find((r) => r.where === `tools.${name}`);
     if (refusal) return refusal.reason;
     if (this.sourcesOf(name).length > 1) return "more than one source provides it";

@@ -11,6 +11,7 @@ import type { Manifest, Upstream } from "../manifest/types.ts";
 import type { CommandToolContext } from "./command_tool.ts";
 import { createRuntimeAuth, type RuntimeAuth } from "./oauth/runtime_provider.ts";
 import { buildTransport, type BuiltTransport } from "./upstream_transport.ts";
+import type { LockedPackage } from "../lock/types.ts";
 
 export interface TransportOptions {
   env: Readonly<Record<string, string | undefined>>;
@@ -18,6 +19,8 @@ export interface TransportOptions {
   platform?: NodeJS.Platform;
   /** Tests: open upstream transports in process instead of spawning or dialing. */
   transportFactory?: (u: Upstream) => Transport;
+  /** The package version hermit.lock pins an upstream to. */
+  pin?: (server: string) => LockedPackage | undefined;
 }
 
 export class Transports {
@@ -52,6 +55,7 @@ export class Transports {
       platform: ctx.platform,
       authProvider: auth?.provider,
       fetch: auth?.fetch,
+      pinned: this.#opts.pin?.(u.name),
     });
   }
 

@@ -14,6 +14,8 @@ import { interpolate, type InterpolationContext } from "../manifest/interpolate.
 import type { Upstream } from "../manifest/types.ts";
 import { which } from "../platform/which.ts";
 import { GroupStdioTransport } from "./stdio_transport.ts";
+import { pinArgs } from "../lock/packages.ts";
+import type { LockedPackage } from "../lock/types.ts";
 
 export interface TransportContext {
   adapterDir: string;
@@ -24,6 +26,8 @@ export interface TransportContext {
   /** `auth: oauth` upstreams: the OAuth client provider, and the fetch its requests go through. */
   authProvider?: OAuthClientProvider;
   fetch?: FetchLike;
+  /** The package version hermit.lock pins this entry to (rewritten into its arguments here). */
+  pinned?: LockedPackage;
 }
 
 export interface BuiltTransport {
@@ -40,7 +44,7 @@ export class UpstreamRefused extends Error {}
 export function buildTransport(u: Upstream, ctx: TransportContext): BuiltTransport {
   if (u.kind === "stdio") {
     const { value, unresolved } = interpolate(
-      { command: u.command!, args: u.args, env: u.env, cwd: u.cwd },
+      { command: u.command!, args: pinArgs(u.command, u.args, ctx.pinned), env: u.env, cwd: u.cwd },
       ctx.interpolation,
     );
     const verdict = screenUpstream({

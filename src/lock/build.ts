@@ -1,0 +1,124 @@
+/**
+ * A lock from what really ran, and what changed against the previous one. Pure: the live facts
+ * (each upstream's exported tools, its `serverInfo`, the package version that ran) come in, a
+ * `Lock` and the list of changes (servers added, removed or resolving differently; tools added,
+ * removed or changed, with both definitions for the diff) go out. "Out of date" means that list
+ * is not empty: layout or comments in the file never count.
+ */
+import type { Upstream } from "../manifest/types.ts";
+import { definitionOf, hashDefinition, type ToolDefinition } from "./definition.ts";
+import { isPinnable, packageOf } from "./packages.ts";
+import type { Lock, LockedServer } from "./types.ts";
+import { LOCK_FORMAT } from "./types.ts";
+import type { LiveTool } from "./verdict.ts";
+
+/** One upstream as it ran: the manifest entry, its exported tools, and what it resolved to. */
+export interface LiveServer {
+  upstream: Upstream;
+  tools: readonly LiveTool[];
+  serverInfo?: { name: string; version: string };
+  /** The package version that ran (npx/bunx/uvx entries), when it could be told. */
+  version?: string;
+}
+
+export function lockEntry(s: LiveServer): LockedServer {
+  const u = s.upstream;
+  const entry: LockedServer = { tools: {} };
+  const ref = packageOf(u.command, u.args);
+  if (u.kind !== "stdio") entry.url = u.url;
+  else if (isPinnable(ref)) {
+    const version = s.version ?? (ref.exact ? ref.requested : undefined);
+    if (version) entry.package = { runner: ref.runner, name: ref.name, version };
+    else entry.command = [u.command, ...u.args].join(" ");
+  } else entry.command = [u.command, ...u.args].join(" ");
+  if (s.serverInfo) entry.server_info = { name: s.serverInfo.name, version: s.serverInfo.version };
+  for (const t of s.tools) {
+    const definition = definitionOf(t.tool);
+    entry.tools[t.raw] = { sha256: hashDefinition(definition), definition };
+  }
+  return entry;
+}
+
+export function buildLock(servers: readonly LiveServer[], keep: Lock["servers"] = {}): Lock {
+  const out: Lock = { format: LOCK_FORMAT, servers: { ...keep } };
+  for (const s of servers) out.servers[s.upstream.name] = lockEntry(s);
+  return out;
+}
+
+export interface ToolChange {
+  server: string;
+  raw: string;
+  kind: "added" | "removed" | "changed";
+  before?: ToolDefinition;
+  after?: ToolDefinition;
+}
+
+export interface ServerChange {
+  server: string;
+  kind: "added" | "removed" | "changed";
+  /** What it resolves to now, in words (`package x 1.0.0 → 1.1.0`, `url …`, `serverInfo …`). */
+  details: string[];
+}
+
+export interface LockChanges {
+  servers: ServerChange[];
+  tools: ToolChange[];
+}
+
+export function isEmpty(c: LockChanges): boolean {
+  return c.servers.length === 0 && c.tools.length === 0;
+}
+
+/** What `next` changes against `prev` (undefined: there was no lock). Sorted by server, then tool. */
+export function compareLocks(prev: Lock | undefined, next: Lock): LockChanges {
+  const servers: ServerChange[] = [];
+  const tools: ToolChange[] = [];
+  const before = prev?.servers ?? {};
+  const names = [...new Set([...Object.keys(before), ...Object.keys(next.servers)])].sort();
+  for (const name of names) {
+    const a = before[name];
+    const b = next.servers[name];
+    if (!a) servers.push({ server: name, kind: "added", details: describe(b) });
+    else if (!b) servers.push({ server: name, kind: "removed", details: describe(a) });
+    else {
+      const details = resolutionChanges(a, b);
+      if (details.length) servers.push({ server: name, kind: "changed", details });
+    }
+    const ta = a?.tools ?? {};
+    const tb = b?.tools ?? {};
+    for (const raw of [...new Set([...Object.keys(ta), ...Object.keys(tb)])].sort()) {
+      if (!ta[raw]) tools.push({ server: name, raw, kind: "added", after: tb[raw].definition });
+      else if (!tb[raw]) tools.push({ server: name, raw, kind: "removed", before: ta[raw].definition });
+      else if (ta[raw].sha256 !== tb[raw].sha256) {
+        tools.push({ server: name, raw, kind: "changed", before: ta[raw].definition, after: tb[raw].definition });
+      }
+    }
+  }
+  return { servers, tools };
+}
+
+function describe(s: LockedServer): string[] {
+  return [
+    ...(s.package ? [`${s.package.runner} ${s.package.name} ${s.package.version}`] : []),
+    ...(s.url !== undefined ? [`url ${s.url}`] : []),
+    ...(s.command !== undefined ? [`command ${s.command}`] : []),
+    ...(s.server_info ? [`serverInfo ${s.server_info.name} ${s.server_info.version}`] : []),
+  ];
+}
+
+function resolutionChanges(a: LockedServer, b: LockedServer): string[] {
+  const out: string[] = [];
+  const pkg = (s: LockedServer) => s.package ? `${s.package.runner} ${s.package.name} ${s.package.version}` : "none";
+  if (pkg(a) !== pkg(b)) {
+    out.push(
+      a.package && b.package && a.package.name === b.package.name
+        ? `${b.package.name} ${a.package.version} → ${b.package.version}`
+        : `package ${pkg(a)} → ${pkg(b)}`,
+    );
+  }
+  if (a.url !== b.url) out.push(`url ${a.url ?? "none"} → ${b.url ?? "none"}`);
+  if (a.command !== b.command) out.push(`command ${a.command ?? "none"} → ${b.command ?? "none"}`);
+  const info = (s: LockedServer) => s.server_info ? `${s.server_info.name} ${s.server_info.version}` : "none";
+  if (info(a) !== info(b)) out.push(`serverInfo ${info(a)} → ${info(b)}`);
+  return out;
+}

@@ -1,0 +1,50 @@
+/**
+ * A tool's definition as the lock sees it: the six fields that decide what a host reads and
+ * sends (name, title, description, input and output schema, annotations), in a canonical JSON
+ * (keys sorted at every level, no whitespace, absent fields left out) and its SHA-256. Two
+ * definitions hash alike exactly when they say the same thing, whatever order a server sends
+ * its keys in. Pure; no dependency beyond `node:crypto`, so the lean relay can load it.
+ */
+import { createHash } from "node:crypto";
+
+/** The hashed part of an MCP tool. Other fields (`_meta`, icons, execution hints) are not locked. */
+export interface ToolDefinition {
+  name: string;
+  title?: unknown;
+  description?: unknown;
+  inputSchema?: unknown;
+  outputSchema?: unknown;
+  annotations?: unknown;
+}
+
+export const DEFINITION_FIELDS = [
+  "name",
+  "title",
+  "description",
+  "inputSchema",
+  "outputSchema",
+  "annotations",
+] as const;
+
+export type DefinitionField = typeof DEFINITION_FIELDS[number];
+
+/** The locked fields of a tool as an upstream sent it (its own name, before any rename). */
+export function definitionOf(tool: { name: string } & Record<string, unknown>): ToolDefinition {
+  const out: Record<string, unknown> = {};
+  for (const f of DEFINITION_FIELDS) if (tool[f] !== undefined) out[f] = tool[f];
+  return out as unknown as ToolDefinition;
+}
+
+/** JSON with object keys sorted (UTF-16 code unit order) at every level; undefined members dropped. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(",")}]`;
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
+}
+
+/** `sha256:<64 hex>` of the canonical JSON of a definition. */
+export function hashDefinition(def: ToolDefinition): string {
+  return "sha256:" + createHash("sha256").update(canonicalJson(definitionOf(def as never))).digest("hex");
+}

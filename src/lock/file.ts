@@ -1,0 +1,159 @@
+/**
+ * `hermit.lock` on disk: YAML beside `hermit.yaml`, meant to be committed and read in review.
+ * Rendering is deterministic (servers, tools and every key of a definition sorted; multi-line
+ * descriptions as literal blocks, so a changed sentence is a changed line in `git diff`; hidden
+ * Unicode written as `\u` escapes, never invisibly). Reading validates the shape and that every
+ * entry's hash matches its definition (a hand-edited definition is an invalid lock, not a
+ * silently different one). Depends on `yaml` only: the lean relay can load it.
+ */
+import { readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { Document, isScalar, parse, visit } from "yaml";
+import { HIDDEN_UNICODE } from "../gates/scan.ts";
+import { writeFileAtomic } from "../platform/atomic_write.ts";
+import { definitionOf, hashDefinition } from "./definition.ts";
+import { type Lock, LOCK_FILE, LOCK_FORMAT, type LockedServer, type LockState } from "./types.ts";
+
+const HEADER = [
+  "# hermit.lock: what this adapter's upstream servers resolved to, and the definition of every",
+  "# tool it serves from them. Written by 'hermit lock'; review its diff and commit it with",
+  "# hermit.yaml. A tool whose definition differs from its entry here is not served until",
+  "# 'hermit lock' accepts the change.",
+];
+
+export function lockPath(adapterDir: string): string {
+  return path.join(adapterDir, LOCK_FILE);
+}
+
+/** The lock of the adapter in `adapterDir`: none, one, or why it cannot be used. */
+export function readLockState(adapterDir: string): LockState {
+  let text: string;
+  try {
+    text = readFileSync(lockPath(adapterDir), "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === "ENOENT" ? { kind: "none" } : { kind: "invalid", why: `cannot be read (${code})` };
+  }
+  const parsed = parseLock(text);
+  return "lock" in parsed ? { kind: "ok", lock: parsed.lock } : { kind: "invalid", why: parsed.why };
+}
+
+/** What identifies the lock file's current content cheaply (changes when it is rewritten). */
+export function lockStamp(adapterDir: string): string {
+  try {
+    const s = statSync(lockPath(adapterDir));
+    return `${s.ino}:${s.size}:${s.mtimeMs}`;
+  } catch {
+    return "absent";
+  }
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
+
+/** Pure: the lock in `text`, or one line saying what is wrong (naming the key). */
+export function parseLock(text: string): { lock: Lock } | { why: string } {
+  let raw: unknown;
+  try {
+    raw = parse(text, { logLevel: "error" });
+  } catch (err) {
+    return { why: `not valid YAML: ${(err as Error).message.split("\n")[0]}` };
+  }
+  if (!isObj(raw)) return { why: "it does not hold a mapping" };
+  if (raw.format !== LOCK_FORMAT) {
+    return { why: `format must be ${LOCK_FORMAT} (this hermit writes format ${LOCK_FORMAT}), got ${JSON.stringify(raw.format)}` };
+  }
+  if (!isObj(raw.servers)) return { why: "servers must be a mapping" };
+  const servers: Record<string, LockedServer> = {};
+  for (const [name, s] of Object.entries(raw.servers)) {
+    const at = `servers.${name}`;
+    if (!isObj(s)) return { why: `${at} must be a mapping` };
+    if (!isObj(s.tools)) return { why: `${at}.tools must be a mapping` };
+    const pkg = s.package;
+    if (
+      pkg !== undefined &&
+      !(isObj(pkg) && ["npx", "bunx", "uvx"].includes(pkg.runner as string) && typeof pkg.name === "string" &&
+        typeof pkg.version === "string")
+    ) {
+      return { why: `${at}.package must be { runner: npx|bunx|uvx, name, version }` };
+    }
+    for (const key of ["url", "command"] as const) {
+      if (s[key] !== undefined && typeof s[key] !== "string") return { why: `${at}.${key} must be a string` };
+    }
+    const info = s.server_info;
+    if (info !== undefined && !(isObj(info) && typeof info.name === "string" && typeof info.version === "string")) {
+      return { why: `${at}.server_info must be { name, version }` };
+    }
+    const tools: LockedServer["tools"] = {};
+    for (const [tool, t] of Object.entries(s.tools)) {
+      const tat = `${at}.tools.${tool}`;
+      if (!isObj(t) || typeof t.sha256 !== "string" || !isObj(t.definition)) {
+        return { why: `${tat} must hold sha256 and definition` };
+      }
+      if (t.definition.name !== tool) return { why: `${tat}.definition.name must be '${tool}'` };
+      const definition = definitionOf(t.definition as { name: string });
+      if (hashDefinition(definition) !== t.sha256) {
+        return { why: `${tat}: sha256 does not match its definition (edited by hand?)` };
+      }
+      tools[tool] = { sha256: t.sha256, definition };
+    }
+    servers[name] = {
+      ...(pkg ? { package: pkg as unknown as LockedServer["package"] } : {}),
+      ...(s.url !== undefined ? { url: s.url as string } : {}),
+      ...(s.command !== undefined ? { command: s.command as string } : {}),
+      ...(info ? { server_info: info as LockedServer["server_info"] } : {}),
+      tools,
+    };
+  }
+  return { lock: { format: LOCK_FORMAT, servers } };
+}
+
+/** Keys sorted at every level (arrays keep their order). */
+function sortDeep(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortDeep);
+  if (!isObj(v)) return v;
+  return Object.fromEntries(Object.keys(v).sort().filter((k) => v[k] !== undefined).map((k) => [k, sortDeep(v[k])]));
+}
+
+const HIDDEN = new RegExp(HIDDEN_UNICODE.map((h) => h.pattern.source).join("|"), "u");
+const HIDDEN_ALL = new RegExp(HIDDEN.source, "gu");
+
+/** Pure: the lock as the text `hermit lock` writes. */
+export function renderLock(lock: Lock): string {
+  const body = {
+    format: LOCK_FORMAT,
+    servers: Object.fromEntries(
+      Object.keys(lock.servers).sort().map((name) => {
+        const s = lock.servers[name];
+        return [name, {
+          ...(s.package ? { package: { runner: s.package.runner, name: s.package.name, version: s.package.version } } : {}),
+          ...(s.url !== undefined ? { url: s.url } : {}),
+          ...(s.command !== undefined ? { command: s.command } : {}),
+          ...(s.server_info ? { server_info: { name: s.server_info.name, version: s.server_info.version } } : {}),
+          tools: Object.fromEntries(
+            Object.keys(s.tools).sort().map((t) => [t, {
+              sha256: s.tools[t].sha256,
+              definition: sortDeep(s.tools[t].definition),
+            }]),
+          ),
+        }];
+      }),
+    ),
+  };
+  const doc = new Document(body);
+  // strings holding hidden characters are double-quoted, so the escapes below are valid YAML
+  visit(doc, {
+    Scalar(_key, node) {
+      if (isScalar(node) && typeof node.value === "string" && HIDDEN.test(node.value)) node.type = "QUOTE_DOUBLE";
+    },
+  });
+  const yaml = doc.toString({ lineWidth: 0 }).replace(HIDDEN_ALL, (c) => {
+    const cp = c.codePointAt(0)!;
+    return cp > 0xffff ? `\\U${cp.toString(16).toUpperCase().padStart(8, "0")}` : `\\u${cp.toString(16).toUpperCase().padStart(4, "0")}`;
+  });
+  return [...HEADER, yaml].join("\n");
+}
+
+/** Write the lock beside hermit.yaml, atomically (0644: it is meant to be committed). */
+export function writeLock(adapterDir: string, lock: Lock): void {
+  writeFileAtomic(lockPath(adapterDir), renderLock(lock), 0o644);
+}

@@ -1,0 +1,97 @@
+/**
+ * Gate 9 as `check` findings. Static: whether the adapter has a usable hermit.lock (and, without
+ * one, the recommendation to make one), entries the manifest no longer has or does not have yet,
+ * and `npx`/`bunx`/`uvx` entries that name no exact version and are not pinned by the lock. Live
+ * (when the health rule found tools missing): the adapter's servers started at their locked
+ * versions and compared with the lock, each changed tool shown as a diff.
+ */
+import process from "node:process";
+import type { Finding } from "../check/static.ts";
+import type { Manifest } from "../manifest/types.ts";
+import { shellQuote } from "../platform/shell_quote.ts";
+import { readLockState } from "./file.ts";
+import { isPinnable, packageOf } from "./packages.ts";
+import { changeLines, toolLabel } from "./report.ts";
+
+function shown(m: Manifest): string {
+  return shellQuote(m.dir === process.cwd() ? "." : m.dir);
+}
+
+export function lockStaticFindings(m: Manifest): Finding[] {
+  const out: Finding[] = [];
+  const add = (level: Finding["level"], message: string) => out.push({ level, area: "lock", message });
+  const upstreams = Object.values(m.upstreams).filter((u) => u.enabled);
+  const state = readLockState(m.dir);
+  const lockCmd = `hermit lock ${shown(m)}`;
+  if (state.kind === "invalid") {
+    add("problem", `hermit.lock cannot be used (${state.why}): no upstream tool is served; rewrite it with '${lockCmd}'`);
+  } else if (state.kind === "none" && upstreams.length) {
+    add(
+      "warning",
+      `no hermit.lock: a changed tool description or a new package release reaches hosts unreviewed; pin them with '${lockCmd}' and commit hermit.lock`,
+    );
+  } else if (state.kind === "ok") {
+    const servers = state.lock.servers;
+    const tools = Object.values(servers).reduce((n, s) => n + Object.keys(s.tools).length, 0);
+    add("ok", `hermit.lock pins ${Object.keys(servers).length} servers and ${tools} tool definitions`);
+    for (const name of Object.keys(servers)) {
+      if (!m.upstreams[name]?.enabled) {
+        add("warning", `hermit.lock has an entry for mcp_servers.${name}, which is not in use; '${lockCmd}' removes it`);
+      }
+    }
+    for (const u of upstreams) {
+      if (!servers[u.name]) {
+        add("problem", `mcp_servers.${u.name} is not in hermit.lock, so none of its tools is served; review and lock it with '${lockCmd}'`);
+      }
+    }
+  }
+  for (const u of upstreams) {
+    const ref = packageOf(u.command, u.args);
+    if (!ref) continue;
+    if (!isPinnable(ref)) {
+      add("warning", `mcp_servers.${u.name}: ${ref.runner} cannot be pinned: ${ref.why}`);
+      continue;
+    }
+    if (ref.exact) continue;
+    const locked = state.kind === "ok" ? state.lock.servers[u.name]?.package : undefined;
+    if (locked && locked.name === ref.name) {
+      add("ok", `mcp_servers.${u.name}: ${ref.name} is pinned by hermit.lock to ${locked.version}`);
+    } else {
+      add(
+        "warning",
+        `mcp_servers.${u.name}: '${ref.runner} ${ref.spec}' runs whatever version is newest at each start; pin it in hermit.yaml (${ref.name}${
+          ref.runner === "uvx" ? "==" : "@"
+        }X.Y.Z) or record the version that runs with '${lockCmd}'`,
+      );
+    }
+  }
+  return out;
+}
+
+/** The servers at their locked versions, compared with the lock: every difference, with its diff. */
+export async function lockLiveFindings(m: Manifest): Promise<Finding[]> {
+  if (readLockState(m.dir).kind !== "ok") return [];
+  const { collectLock } = await import("./run.ts");
+  const run = await collectLock(m, { versions: "locked" });
+  const lockCmd = `hermit lock ${shown(m)}`;
+  const out: Finding[] = [];
+  for (const c of run.changes.tools) {
+    const label = toolLabel(m, c.server, c.raw);
+    const diff = changeLines(c).map((l) => `\n             ${l}`).join("");
+    if (c.kind === "removed") {
+      out.push({ level: "warning", area: "lock", message: `${label} is in hermit.lock but no longer offered` });
+    } else {
+      out.push({
+        level: "problem",
+        area: "lock",
+        message: `${label} ${
+          c.kind === "changed" ? "changed since hermit.lock" : "is not in hermit.lock"
+        }; not served until '${lockCmd}' accepts it${diff}`,
+      });
+    }
+  }
+  for (const s of run.changes.servers.filter((s) => s.kind === "changed")) {
+    out.push({ level: "warning", area: "lock", message: `mcp_servers.${s.server} resolves differently: ${s.details.join("; ")}` });
+  }
+  return out;
+}

@@ -1,0 +1,98 @@
+/**
+ * The lock as a running gateway holds it: the adapter's `hermit.lock` read at start and re-read
+ * when the file changes (polled, so a long-lived service sees a `hermit lock` run elsewhere and
+ * serves an accepted tool again without a restart), the verdict for each upstream tool, logged
+ * once per withheld definition with what changed, and the package version to pin at spawn.
+ * `mode`: `enforce` (serve, the service, call, tools), `pin` (check's comparison: run the locked
+ * versions, withhold nothing), `off` (`hermit lock` itself: run what the manifest says).
+ */
+import { log } from "../log.ts";
+import type { Clock } from "../mcp/upstream_lifecycle.ts";
+import { lockStamp, readLockState } from "./file.ts";
+import type { LockedPackage, LockState } from "./types.ts";
+import { judgeTool, type LiveTool, type Withheld } from "./verdict.ts";
+
+export type LockMode = "enforce" | "pin" | "off";
+
+/** How often a running gateway looks at hermit.lock for changes. */
+export const LOCK_POLL_MS = 2000;
+
+export class LockGate {
+  readonly #dir: string;
+  readonly #mode: LockMode;
+  readonly #clock: Clock;
+  readonly #acceptWith: string;
+  readonly #onChange: () => void;
+  readonly #logged = new Set<string>();
+  #state: LockState = { kind: "none" };
+  #stamp = "absent";
+  #generation = 0;
+  #timer: unknown;
+
+  constructor(
+    adapterDir: string,
+    opts: { mode: LockMode; clock: Clock; acceptWith: string; onChange: () => void },
+  ) {
+    this.#dir = adapterDir;
+    this.#mode = opts.mode;
+    this.#clock = opts.clock;
+    this.#acceptWith = opts.acceptWith;
+    this.#onChange = opts.onChange;
+    if (this.#mode === "off") return;
+    this.#read();
+    if (this.#state.kind === "invalid") log.error(`hermit.lock cannot be used: ${this.#state.why}`);
+  }
+
+  get state(): LockState {
+    return this.#state;
+  }
+
+  /** Changes whenever the lock is re-read with a different content (the catalog rebuilds then). */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /** Start noticing changes to the file (long-lived gateways). */
+  watch(): void {
+    if (this.#mode !== "enforce" || this.#timer !== undefined) return;
+    const tick = () => {
+      this.#timer = this.#clock.setTimeout(tick, LOCK_POLL_MS);
+      if (lockStamp(this.#dir) === this.#stamp) return;
+      this.#read();
+      log.info(`hermit.lock changed; tools are checked against it again`);
+      this.#onChange();
+    };
+    this.#timer = this.#clock.setTimeout(tick, LOCK_POLL_MS);
+  }
+
+  stop(): void {
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Undefined: serve it. Otherwise it is withheld, and the first time a definition is, it is logged. */
+  judge(server: string, t: LiveTool): Withheld | undefined {
+    if (this.#mode !== "enforce") return undefined;
+    const w = judgeTool(this.#state, server, t, this.#acceptWith);
+    if (w) {
+      const key = `${this.#generation}\0${server}\0${t.raw}\0${JSON.stringify(t.tool)}`;
+      if (!this.#logged.has(key)) {
+        this.#logged.add(key);
+        log.warn(`lock: ${w.detail}`);
+      }
+    }
+    return w;
+  }
+
+  /** The package version to start for `server`, when the lock records one. */
+  pinFor(server: string): LockedPackage | undefined {
+    if (this.#mode === "off" || this.#state.kind !== "ok") return undefined;
+    return this.#state.lock.servers[server]?.package;
+  }
+
+  #read(): void {
+    this.#stamp = lockStamp(this.#dir);
+    this.#state = readLockState(this.#dir);
+    this.#generation++;
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * Starting an adapter's upstream servers for real to see what a lock should hold: every enabled
+ * upstream (a lazy one too) is started in process under the watchdog, with the versions the
+ * manifest asks for (`hermit lock`) or those the lock pins (`check`'s comparison); then each one's
+ * exported tools, its `serverInfo` and the package version that ran are read, and the result is
+ * compared with the lock on disk. Nothing is written here.
+ */
+import process from "node:process";
+import { Exit, HermitError } from "../errors.ts";
+import { childEnv } from "../gates/env.ts";
+import { SAFE_MODE_NOTICE, safeMode } from "../gates/safe_mode.ts";
+import { type ScanFinding, scanTool } from "../gates/scan.ts";
+import { refusalLine, screenManifest } from "../gates/screen_manifest.ts";
+import { contextFrom, interpolate } from "../manifest/interpolate.ts";
+import type { Manifest, Upstream } from "../manifest/types.ts";
+import { withGateway } from "../mcp/diagnostics.ts";
+import type { UpstreamConnection } from "../mcp/upstream.ts";
+import { buildLock, compareLocks, type LiveServer, type LockChanges } from "./build.ts";
+import { readLockState } from "./file.ts";
+import { isPinnable, packageOf } from "./packages.ts";
+import { versionThatRan } from "./resolve.ts";
+import type { Lock, LockState } from "./types.ts";
+
+export interface LockRun {
+  previous: LockState;
+  next: Lock;
+  changes: LockChanges;
+  /** Upstreams that did not start (nothing may be written then). */
+  failures: { server: string; why: string }[];
+  /** Things worth saying: a package whose version could not be told, … */
+  notes: string[];
+  /** Description-scan findings in the definitions that are new or changed. */
+  findings: { server: string; finding: ScanFinding }[];
+}
+
+export interface CollectOptions {
+  /** `off`: run what hermit.yaml says (`hermit lock`); `pin`: run what the lock pins (check). */
+  versions: "manifest" | "locked";
+  /** Only these servers (hermit add); the others keep their lock entries. */
+  only?: string[];
+  verbose?: boolean;
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+export async function collectLock(m: Manifest, opts: CollectOptions): Promise<LockRun> {
+  const env = opts.env ?? process.env;
+  if (safeMode(env)) throw new HermitError(`refused: ${SAFE_MODE_NOTICE}`, Exit.refused);
+  const refusals = screenManifest(m);
+  if (refusals.length) throw new HermitError(refusals.map(refusalLine).join("\n"), Exit.refused);
+  const previous = readLockState(m.dir);
+  const chosen = Object.values(m.upstreams).filter((u) => u.enabled && (!opts.only || opts.only.includes(u.name)));
+  const scoped: Manifest = { ...m, upstreams: Object.fromEntries(chosen.map((u) => [u.name, u])) };
+  const failures: LockRun["failures"] = [];
+  const notes: string[] = [];
+  const live: LiveServer[] = [];
+  await withGateway(scoped, opts.verbose ?? false, async (g) => {
+    // a lazy upstream answered from the schema cache: the lock needs it live
+    await Promise.all([...g.upstreams.values()].filter((u) => u.fromCache).map((u) => u.start()));
+    for (const u of chosen) {
+      const conn = g.upstreams.get(u.name);
+      if (!conn || conn.state !== "connected") {
+        failures.push({ server: u.name, why: conn?.lastError ?? "it did not start" });
+        continue;
+      }
+      live.push(await liveServer(m, u, conn, env, notes));
+    }
+  }, { lock: opts.versions === "locked" ? "pin" : "off" });
+  const keep = previous.kind === "ok" && opts.only
+    ? Object.fromEntries(Object.entries(previous.lock.servers).filter(([n]) => !opts.only!.includes(n)))
+    : {};
+  const next = buildLock(live, keep);
+  const changes = compareLocks(previous.kind === "ok" ? previous.lock : undefined, next);
+  const findings = changes.tools.filter((c) => c.after).flatMap((c) =>
+    scanTool(c.after as { name: string }).map((finding) => ({ server: c.server, finding }))
+  );
+  return { previous, next, changes, failures, notes, findings };
+}
+
+async function liveServer(
+  m: Manifest,
+  u: Upstream,
+  conn: UpstreamConnection,
+  env: Readonly<Record<string, string | undefined>>,
+  notes: string[],
+): Promise<LiveServer> {
+  const exported = new Set(m.exports.tools);
+  const serverInfo = await conn.withClient((c) => Promise.resolve(c.getServerVersion())).catch(() => undefined);
+  const ref = packageOf(u.command, u.args);
+  let version: string | undefined;
+  if (isPinnable(ref)) {
+    const { value } = interpolate(u.env, contextFrom(env, process.cwd()));
+    version = versionThatRan(ref, conn.pid, childEnv(env, value, process.platform));
+    if (!version && !ref.exact) {
+      notes.push(
+        `mcp_servers.${u.name}: could not tell which version of ${ref.name} ${ref.runner} ran; pin it in hermit.yaml (${ref.name}${
+          ref.runner === "uvx" ? "==" : "@"
+        }X.Y.Z)`,
+      );
+    }
+  }
+  return {
+    upstream: u,
+    tools: conn.tools.filter((t) => exported.has(t.exported)),
+    serverInfo: serverInfo ? { name: serverInfo.name, version: serverInfo.version } : undefined,
+    version,
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * The shape of `hermit.lock` once read: per upstream server what it resolved to (the package
+ * version that ran, or the URL, and the `serverInfo` it gave) and per exported tool the hash of
+ * its definition with the definition itself (kept so a change can be shown as a diff). Keys are
+ * the server names of `mcp_servers` and the tools' own (upstream) names.
+ */
+import type { ToolDefinition } from "./definition.ts";
+
+export const LOCK_FILE = "hermit.lock";
+export const LOCK_FORMAT = 1;
+
+/** How a stdio entry gets its package: `npx`, `bunx` (or `bun x`), `uvx`. */
+export type Runner = "npx" | "bunx" | "uvx";
+
+export interface LockedPackage {
+  runner: Runner;
+  name: string;
+  /** The exact version that ran. */
+  version: string;
+}
+
+export interface LockedTool {
+  sha256: string;
+  definition: ToolDefinition;
+}
+
+export interface LockedServer {
+  /** `npx`/`bunx`/`uvx` entries: the package and the version that ran. */
+  package?: LockedPackage;
+  /** Remote entries: the URL as written in hermit.yaml (never interpolated: no secrets). */
+  url?: string;
+  /** Other stdio entries: the command line as written. */
+  command?: string;
+  /** What the server called itself in `initialize`. */
+  server_info?: { name: string; version: string };
+  /** By the server's own tool name. */
+  tools: Record<string, LockedTool>;
+}
+
+export interface Lock {
+  format: typeof LOCK_FORMAT;
+  servers: Record<string, LockedServer>;
+}
+
+/** What the adapter's lock says right now: none (behave as without one), one, or an unreadable one. */
+export type LockState =
+  | { kind: "none" }
+  | { kind: "ok"; lock: Lock }
+  | { kind: "invalid"; why: string };
