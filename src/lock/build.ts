@@ -90,7 +90,13 @@ export function compareLocks(prev: Lock | undefined, next: Lock): LockChanges {
       if (!ta[raw]) tools.push({ server: name, raw, kind: "added", after: tb[raw].definition });
       else if (!tb[raw]) tools.push({ server: name, raw, kind: "removed", before: ta[raw].definition });
       else if (ta[raw].sha256 !== tb[raw].sha256) {
-        tools.push({ server: name, raw, kind: "changed", before: ta[raw].definition, after: tb[raw].definition });
+        tools.push({
+          server: name,
+          raw,
+          kind: "changed",
+          before: ta[raw].definition,
+          after: tb[raw].definition,
+        });
       }
     }
   }
@@ -108,7 +114,8 @@ function describe(s: LockedServer): string[] {
 
 function resolutionChanges(a: LockedServer, b: LockedServer): string[] {
   const out: string[] = [];
-  const pkg = (s: LockedServer) => s.package ? `${s.package.runner} ${s.package.name} ${s.package.version}` : "none";
+  const pkg = (s: LockedServer) =>
+    s.package ? `${s.package.runner} ${s.package.name} ${s.package.version}` : "none";
   if (pkg(a) !== pkg(b)) {
     out.push(
       a.package && b.package && a.package.name === b.package.name

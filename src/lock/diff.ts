@@ -25,7 +25,9 @@ export function definitionDiff(before: ToolDefinition, after: ToolDefinition): s
     out.push(`${field}:`);
     for (const p of added) out.push(`  + ${visible(p)}: ${value(at(a[field], p))}`);
     for (const p of removed) out.push(`  - ${visible(p)}: ${value(at(b[field], p))}`);
-    for (const p of changed) out.push(`  ~ ${visible(p)}: ${value(at(b[field], p))} → ${value(at(a[field], p))}`);
+    for (const p of changed) {
+      out.push(`  ~ ${visible(p)}: ${value(at(b[field], p))} → ${value(at(a[field], p))}`);
+    }
   }
   return out;
 }
@@ -51,7 +53,9 @@ function text(v: unknown): string {
 function at(root: unknown, p: string): unknown {
   if (p === "(all)") return root;
   let v = root;
-  for (const k of p.split(".")) v = v && typeof v === "object" ? (v as Record<string, unknown>)[k] : undefined;
+  for (const k of p.split(".")) {
+    v = v && typeof v === "object" ? (v as Record<string, unknown>)[k] : undefined;
+  }
   return v;
 }
 

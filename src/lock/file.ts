@@ -60,7 +60,11 @@ export function parseLock(text: string): { lock: Lock } | { why: string } {
   }
   if (!isObj(raw)) return { why: "it does not hold a mapping" };
   if (raw.format !== LOCK_FORMAT) {
-    return { why: `format must be ${LOCK_FORMAT} (this hermit writes format ${LOCK_FORMAT}), got ${JSON.stringify(raw.format)}` };
+    return {
+      why: `format must be ${LOCK_FORMAT} (this hermit writes format ${LOCK_FORMAT}), got ${
+        JSON.stringify(raw.format)
+      }`,
+    };
   }
   if (!isObj(raw.servers)) return { why: "servers must be a mapping" };
   const servers: Record<string, LockedServer> = {};
@@ -80,7 +84,10 @@ export function parseLock(text: string): { lock: Lock } | { why: string } {
       if (s[key] !== undefined && typeof s[key] !== "string") return { why: `${at}.${key} must be a string` };
     }
     const info = s.server_info;
-    if (info !== undefined && !(isObj(info) && typeof info.name === "string" && typeof info.version === "string")) {
+    if (
+      info !== undefined &&
+      !(isObj(info) && typeof info.name === "string" && typeof info.version === "string")
+    ) {
       return { why: `${at}.server_info must be { name, version }` };
     }
     const tools: LockedServer["tools"] = {};
@@ -111,7 +118,9 @@ export function parseLock(text: string): { lock: Lock } | { why: string } {
 function sortDeep(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortDeep);
   if (!isObj(v)) return v;
-  return Object.fromEntries(Object.keys(v).sort().filter((k) => v[k] !== undefined).map((k) => [k, sortDeep(v[k])]));
+  return Object.fromEntries(
+    Object.keys(v).sort().filter((k) => v[k] !== undefined).map((k) => [k, sortDeep(v[k])]),
+  );
 }
 
 const HIDDEN = new RegExp(HIDDEN_UNICODE.map((h) => h.pattern.source).join("|"), "u");
@@ -125,10 +134,14 @@ export function renderLock(lock: Lock): string {
       Object.keys(lock.servers).sort().map((name) => {
         const s = lock.servers[name];
         return [name, {
-          ...(s.package ? { package: { runner: s.package.runner, name: s.package.name, version: s.package.version } } : {}),
+          ...(s.package
+            ? { package: { runner: s.package.runner, name: s.package.name, version: s.package.version } }
+            : {}),
           ...(s.url !== undefined ? { url: s.url } : {}),
           ...(s.command !== undefined ? { command: s.command } : {}),
-          ...(s.server_info ? { server_info: { name: s.server_info.name, version: s.server_info.version } } : {}),
+          ...(s.server_info
+            ? { server_info: { name: s.server_info.name, version: s.server_info.version } }
+            : {}),
           tools: Object.fromEntries(
             Object.keys(s.tools).sort().map((t) => [t, {
               sha256: s.tools[t].sha256,
@@ -143,12 +156,16 @@ export function renderLock(lock: Lock): string {
   // strings holding hidden characters are double-quoted, so the escapes below are valid YAML
   visit(doc, {
     Scalar(_key, node) {
-      if (isScalar(node) && typeof node.value === "string" && HIDDEN.test(node.value)) node.type = "QUOTE_DOUBLE";
+      if (isScalar(node) && typeof node.value === "string" && HIDDEN.test(node.value)) {
+        node.type = "QUOTE_DOUBLE";
+      }
     },
   });
   const yaml = doc.toString({ lineWidth: 0 }).replace(HIDDEN_ALL, (c) => {
     const cp = c.codePointAt(0)!;
-    return cp > 0xffff ? `\\U${cp.toString(16).toUpperCase().padStart(8, "0")}` : `\\u${cp.toString(16).toUpperCase().padStart(4, "0")}`;
+    return cp > 0xffff
+      ? `\\U${cp.toString(16).toUpperCase().padStart(8, "0")}`
+      : `\\u${cp.toString(16).toUpperCase().padStart(4, "0")}`;
   });
   return [...HEADER, yaml].join("\n");
 }

@@ -24,7 +24,10 @@ export function lockStaticFindings(m: Manifest): Finding[] {
   const state = readLockState(m.dir);
   const lockCmd = `hermit lock ${shown(m)}`;
   if (state.kind === "invalid") {
-    add("problem", `hermit.lock cannot be used (${state.why}): no upstream tool is served; rewrite it with '${lockCmd}'`);
+    add(
+      "problem",
+      `hermit.lock cannot be used (${state.why}): no upstream tool is served; rewrite it with '${lockCmd}'`,
+    );
   } else if (state.kind === "none" && upstreams.length) {
     add(
       "warning",
@@ -36,12 +39,18 @@ export function lockStaticFindings(m: Manifest): Finding[] {
     add("ok", `hermit.lock pins ${Object.keys(servers).length} servers and ${tools} tool definitions`);
     for (const name of Object.keys(servers)) {
       if (!m.upstreams[name]?.enabled) {
-        add("warning", `hermit.lock has an entry for mcp_servers.${name}, which is not in use; '${lockCmd}' removes it`);
+        add(
+          "warning",
+          `hermit.lock has an entry for mcp_servers.${name}, which is not in use; '${lockCmd}' removes it`,
+        );
       }
     }
     for (const u of upstreams) {
       if (!servers[u.name]) {
-        add("problem", `mcp_servers.${u.name} is not in hermit.lock, so none of its tools is served; review and lock it with '${lockCmd}'`);
+        add(
+          "problem",
+          `mcp_servers.${u.name} is not in hermit.lock, so none of its tools is served; review and lock it with '${lockCmd}'`,
+        );
       }
     }
   }
@@ -79,7 +88,11 @@ export async function lockLiveFindings(m: Manifest): Promise<Finding[]> {
     const label = toolLabel(m, c.server, c.raw);
     const diff = changeLines(c).map((l) => `\n             ${l}`).join("");
     if (c.kind === "removed") {
-      out.push({ level: "warning", area: "lock", message: `${label} is in hermit.lock but no longer offered` });
+      out.push({
+        level: "warning",
+        area: "lock",
+        message: `${label} is in hermit.lock but no longer offered`,
+      });
     } else {
       out.push({
         level: "problem",
@@ -91,7 +104,11 @@ export async function lockLiveFindings(m: Manifest): Promise<Finding[]> {
     }
   }
   for (const s of run.changes.servers.filter((s) => s.kind === "changed")) {
-    out.push({ level: "warning", area: "lock", message: `mcp_servers.${s.server} resolves differently: ${s.details.join("; ")}` });
+    out.push({
+      level: "warning",
+      area: "lock",
+      message: `mcp_servers.${s.server} resolves differently: ${s.details.join("; ")}`,
+    });
   }
   return out;
 }

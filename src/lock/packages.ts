@@ -30,7 +30,10 @@ export interface Unpinnable {
 }
 
 /** The runner a command is: `npx`, `bunx`, `bun x`, `uvx` (any directory, `.cmd`/`.exe` too). */
-export function runnerOf(command: string | undefined, args: readonly string[]): { runner: Runner; skip: number } | undefined {
+export function runnerOf(
+  command: string | undefined,
+  args: readonly string[],
+): { runner: Runner; skip: number } | undefined {
   if (!command) return undefined;
   const base = command.split(/[\\/]/).pop()!.toLowerCase().replace(/\.(cmd|exe|bat|ps1)$/, "");
   if (base === "npx" || base === "bunx" || base === "uvx") return { runner: base, skip: 0 };
@@ -41,17 +44,61 @@ export function runnerOf(command: string | undefined, args: readonly string[]): 
 /** npm/bun/uv options that take a value in the next argument. */
 const VALUE_OPTIONS: Record<Runner, Set<string>> = {
   npx: new Set([
-    "--registry", "--cache", "--prefix", "--userconfig", "--globalconfig", "--loglevel", "--workspace", "-w",
-    "--node-options", "--script-shell", "--call", "-c", "--package", "-p",
+    "--registry",
+    "--cache",
+    "--prefix",
+    "--userconfig",
+    "--globalconfig",
+    "--loglevel",
+    "--workspace",
+    "-w",
+    "--node-options",
+    "--script-shell",
+    "--call",
+    "-c",
+    "--package",
+    "-p",
   ]),
   bunx: new Set(["--package", "-p", "--cwd", "--config", "-c"]),
   uvx: new Set([
-    "--from", "--with", "--with-editable", "--with-requirements", "--python", "-p", "--index", "--index-url",
-    "-i", "--extra-index-url", "--default-index", "--find-links", "-f", "--directory", "--project",
-    "--cache-dir", "--config-file", "--constraints", "-c", "--overrides", "--build-constraints", "-b",
-    "--env-file", "--python-platform", "--index-strategy", "--keyring-provider", "--resolution",
-    "--prerelease", "--exclude-newer", "--link-mode", "--refresh-package", "--reinstall-package",
-    "--upgrade-package", "-P", "--color", "--allow-insecure-host", "--config-setting", "-C",
+    "--from",
+    "--with",
+    "--with-editable",
+    "--with-requirements",
+    "--python",
+    "-p",
+    "--index",
+    "--index-url",
+    "-i",
+    "--extra-index-url",
+    "--default-index",
+    "--find-links",
+    "-f",
+    "--directory",
+    "--project",
+    "--cache-dir",
+    "--config-file",
+    "--constraints",
+    "-c",
+    "--overrides",
+    "--build-constraints",
+    "-b",
+    "--env-file",
+    "--python-platform",
+    "--index-strategy",
+    "--keyring-provider",
+    "--resolution",
+    "--prerelease",
+    "--exclude-newer",
+    "--link-mode",
+    "--refresh-package",
+    "--reinstall-package",
+    "--upgrade-package",
+    "-P",
+    "--color",
+    "--allow-insecure-host",
+    "--config-setting",
+    "-C",
   ]),
 };
 
@@ -66,7 +113,10 @@ const EXACT_SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 const EXACT_PEP440 = /^\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?(?:\.post\d+)?(?:\.dev\d+)?(?:\+[0-9A-Za-z.]+)?$/;
 
 /** The package an entry runs, undefined when its command is not a package runner. */
-export function packageOf(command: string | undefined, args: readonly string[]): PackageRef | Unpinnable | undefined {
+export function packageOf(
+  command: string | undefined,
+  args: readonly string[],
+): PackageRef | Unpinnable | undefined {
   const r = runnerOf(command, args);
   if (!r) return undefined;
   const { runner } = r;
@@ -83,7 +133,9 @@ export function packageOf(command: string | undefined, args: readonly string[]):
       const name = eq > 0 ? a.slice(0, eq) : a;
       if (PACKAGE_OPTIONS[runner].has(name)) {
         if (eq > 0) found.push({ index: i, prefix: a.slice(0, eq + 1), spec: a.slice(eq + 1), option: true });
-        else if (i + 1 < args.length) found.push({ index: i + 1, prefix: "", spec: args[i + 1], option: true });
+        else if (i + 1 < args.length) {
+          found.push({ index: i + 1, prefix: "", spec: args[i + 1], option: true });
+        }
       }
       if (eq < 0 && VALUE_OPTIONS[runner].has(name)) i++;
       continue;
@@ -100,7 +152,8 @@ export function packageOf(command: string | undefined, args: readonly string[]):
     runner,
     name: parsed.name,
     requested: parsed.requested,
-    exact: parsed.requested !== undefined && (runner === "uvx" ? EXACT_PEP440 : EXACT_SEMVER).test(parsed.requested),
+    exact: parsed.requested !== undefined &&
+      (runner === "uvx" ? EXACT_PEP440 : EXACT_SEMVER).test(parsed.requested),
     spec: pick.spec,
     index: pick.index,
     prefix: pick.prefix,
@@ -123,7 +176,9 @@ export function parseNpmSpec(spec: string): { name: string; requested?: string }
 
 /** `name`, `name[extra]`, `name==1.2`, `name@1.2` (uvx's tool@version), `name>=1`. */
 export function parsePythonSpec(spec: string): { name: string; requested?: string } | { why: string } {
-  const m = /^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*(?:(==|@)\s*([^,;\s]+)|([<>=!~][^;]*))?$/.exec(spec);
+  const m = /^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*(?:(==|@)\s*([^,;\s]+)|([<>=!~][^;]*))?$/.exec(
+    spec,
+  );
   if (!m) return { why: `'${spec}' is not a package from an index (a path, URL or git spec)` };
   return { name: m[1] + (m[2] ?? ""), requested: m[4] === "latest" ? "latest" : m[4] ?? m[5]?.trim() };
 }
@@ -139,7 +194,11 @@ export function samePackage(runner: Runner, a: string, b: string): boolean {
  * The arguments to spawn: the package spec pinned to the locked version when the manifest does
  * not ask for one exact version itself (an exact version written in hermit.yaml always wins).
  */
-export function pinArgs(command: string | undefined, args: readonly string[], locked: LockedPackage | undefined): string[] {
+export function pinArgs(
+  command: string | undefined,
+  args: readonly string[],
+  locked: LockedPackage | undefined,
+): string[] {
   const ref = packageOf(command, args);
   if (!locked || !isPinnable(ref) || ref.exact || ref.runner !== locked.runner) return [...args];
   if (!samePackage(ref.runner, ref.name, locked.name)) return [...args];

@@ -34,12 +34,16 @@ export function changeLines(c: ToolChange): string[] {
 
 export function renderLockRun(m: Manifest, run: LockRun, outcome: LockOutcome, shownDir: string): string {
   const lines = [`hermit lock: ${m.name}`];
-  if (run.previous.kind === "invalid") lines.push(`  the old hermit.lock could not be used (${run.previous.why})`);
+  if (run.previous.kind === "invalid") {
+    lines.push(`  the old hermit.lock could not be used (${run.previous.why})`);
+  }
   const mark = { added: "+", removed: "-", changed: "~" } as const;
   if (run.changes.servers.length) {
     lines.push("servers:");
     for (const s of run.changes.servers) {
-      lines.push(`  ${mark[s.kind]} mcp_servers.${s.server}${s.details.length ? ": " + s.details.join("; ") : ""}`);
+      lines.push(
+        `  ${mark[s.kind]} mcp_servers.${s.server}${s.details.length ? ": " + s.details.join("; ") : ""}`,
+      );
     }
   }
   if (run.changes.tools.length) {
@@ -60,12 +64,14 @@ export function renderLockRun(m: Manifest, run: LockRun, outcome: LockOutcome, s
   const count = `${Object.keys(run.next.servers).length} servers, ${
     Object.values(run.next.servers).reduce((n, s) => n + Object.keys(s.tools).length, 0)
   } tools`;
-  lines.push({
-    "written": `wrote hermit.lock (${count}); review the diff and commit it with hermit.yaml`,
-    "up-to-date": `hermit.lock is up to date (${count})`,
-    "out-of-date": `hermit.lock is out of date; accept the changes above with 'hermit lock ${shownDir}'`,
-    "failed": "nothing written: every enabled server must start to be locked",
-  }[outcome]);
+  lines.push(
+    {
+      "written": `wrote hermit.lock (${count}); review the diff and commit it with hermit.yaml`,
+      "up-to-date": `hermit.lock is up to date (${count})`,
+      "out-of-date": `hermit.lock is out of date; accept the changes above with 'hermit lock ${shownDir}'`,
+      "failed": "nothing written: every enabled server must start to be locked",
+    }[outcome],
+  );
   return lines.join("\n") + "\n";
 }
 

@@ -48,7 +48,9 @@ export async function collectLock(m: Manifest, opts: CollectOptions): Promise<Lo
   const refusals = screenManifest(m);
   if (refusals.length) throw new HermitError(refusals.map(refusalLine).join("\n"), Exit.refused);
   const previous = readLockState(m.dir);
-  const chosen = Object.values(m.upstreams).filter((u) => u.enabled && (!opts.only || opts.only.includes(u.name)));
+  const chosen = Object.values(m.upstreams).filter((u) =>
+    u.enabled && (!opts.only || opts.only.includes(u.name))
+  );
   const scoped: Manifest = { ...m, upstreams: Object.fromEntries(chosen.map((u) => [u.name, u])) };
   const failures: LockRun["failures"] = [];
   const notes: string[] = [];
@@ -84,7 +86,9 @@ async function liveServer(
   notes: string[],
 ): Promise<LiveServer> {
   const exported = new Set(m.exports.tools);
-  const serverInfo = await conn.withClient((c) => Promise.resolve(c.getServerVersion())).catch(() => undefined);
+  const serverInfo = await conn.withClient((c) => Promise.resolve(c.getServerVersion())).catch(() =>
+    undefined
+  );
   const ref = packageOf(u.command, u.args);
   let version: string | undefined;
   if (isPinnable(ref)) {

@@ -122,7 +122,8 @@ export function keyChanges(
   path = "",
 ): { added: string[]; removed: string[]; changed: string[] } {
   const out = { added: [] as string[], removed: [] as string[], changed: [] as string[] };
-  const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
+  const isObj = (v: unknown): v is Record<string, unknown> =>
+    !!v && typeof v === "object" && !Array.isArray(v);
   if (isObj(before) && isObj(after)) {
     for (const k of [...new Set([...Object.keys(before), ...Object.keys(after)])].sort()) {
       const p = path ? `${path}.${k}` : k;
