@@ -7,7 +7,9 @@ import { Command, CommanderError } from "@commander-js/extra-typings";
 import { HermitError, messageOf } from "../errors.ts";
 import { log } from "../log.ts";
 import { VERSION } from "../version.ts";
+import { registerAdd } from "./add.ts";
 import { registerCall } from "./call.ts";
+import { registerCatalog } from "./catalog.ts";
 import { registerCheck } from "./check.ts";
 import { registerConvert, registerDeploy } from "./deploy.ts";
 import { registerInit } from "./init.ts";
@@ -42,6 +44,8 @@ function buildProgram(setExit: SetExit): Command {
   registerTools(program, setExit);
   registerCall(program, setExit);
   registerLock(program, setExit);
+  registerCatalog(program, setExit);
+  registerAdd(program, setExit);
   registerStatus(program, setExit);
   registerLogin(program, setExit);
   registerLogout(program, setExit);

@@ -32,12 +32,15 @@ export function definitionDiff(before: ToolDefinition, after: ToolDefinition): s
   return out;
 }
 
-/** The whole definition of an added tool, for review. */
+/** An added tool in brief, for review: its text and the names of its parameters (the rest is in the lock). */
 export function definitionLines(def: ToolDefinition): string[] {
   const d = def as unknown as Record<string, unknown>;
-  return DEFINITION_FIELDS.filter((f) => f !== "name" && d[f] !== undefined).map((f) =>
-    `${f}: ${typeof d[f] === "string" ? JSON.stringify(visible(d[f] as string)) : value(d[f], 400)}`
+  const text = (["title", "description"] as const).filter((f) => typeof d[f] === "string").map((f) =>
+    `${f}: ${JSON.stringify(visible(d[f] as string))}`
   );
+  const props = (d.inputSchema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  const params = props && typeof props === "object" ? Object.keys(props) : [];
+  return [...text, `parameters: ${params.length ? params.map(visible).join(", ") : "none"}`];
 }
 
 export function wordDiff(before: string, after: string): string {

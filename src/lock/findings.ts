@@ -11,7 +11,7 @@ import type { Manifest } from "../manifest/types.ts";
 import { shellQuote } from "../platform/shell_quote.ts";
 import { readLockState } from "./file.ts";
 import { isPinnable, packageOf } from "./packages.ts";
-import { changeLines, toolLabel } from "./report.ts";
+import { changeLines, plural, toolLabel } from "./report.ts";
 
 function shown(m: Manifest): string {
   return shellQuote(m.dir === process.cwd() ? "." : m.dir);
@@ -36,7 +36,12 @@ export function lockStaticFindings(m: Manifest): Finding[] {
   } else if (state.kind === "ok") {
     const servers = state.lock.servers;
     const tools = Object.values(servers).reduce((n, s) => n + Object.keys(s.tools).length, 0);
-    add("ok", `hermit.lock pins ${Object.keys(servers).length} servers and ${tools} tool definitions`);
+    add(
+      "ok",
+      `hermit.lock pins ${plural(Object.keys(servers).length, "server")} and ${
+        plural(tools, "tool definition")
+      }`,
+    );
     for (const name of Object.keys(servers)) {
       if (!m.upstreams[name]?.enabled) {
         add(

@@ -61,9 +61,9 @@ export function renderLockRun(m: Manifest, run: LockRun, outcome: LockOutcome, s
   }
   for (const f of run.failures) lines.push(`  problem: mcp_servers.${f.server} did not start: ${f.why}`);
   for (const n of run.notes) lines.push(`  note: ${n}`);
-  const count = `${Object.keys(run.next.servers).length} servers, ${
-    Object.values(run.next.servers).reduce((n, s) => n + Object.keys(s.tools).length, 0)
-  } tools`;
+  const servers = Object.keys(run.next.servers).length;
+  const tools = Object.values(run.next.servers).reduce((n, s) => n + Object.keys(s.tools).length, 0);
+  const count = `${plural(servers, "server")}, ${plural(tools, "tool")}`;
   lines.push(
     {
       "written": `wrote hermit.lock (${count}); review the diff and commit it with hermit.yaml`,
@@ -89,4 +89,8 @@ export function lockRunJson(m: Manifest, run: LockRun, outcome: LockOutcome) {
     failures: run.failures,
     notes: run.notes,
   };
+}
+
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }

@@ -5,7 +5,7 @@
  * is the exact inverse of adding it. Block mappings only: a flow mapping (`{…}`) with entries is
  * left to the user.
  */
-import { isMap, isScalar, type Node, type Pair, parseDocument, stringify, type YAMLMap } from "yaml";
+import { isMap, isScalar, isSeq, type Node, type Pair, parseDocument, stringify, type YAMLMap } from "yaml";
 import type { Created, Found, Json, JsonObject } from "./json.ts";
 import {
   appendBlock,
@@ -162,4 +162,35 @@ export function renderPair(key: string, value: Json, indent: string, unit: strin
   }
   const body = stringify(value, { indent: unit === "\t" ? 2 : unit.length, lineWidth: 0 }).trimEnd();
   return [`${indent}${keyText(key)}:`, ...body.split("\n").map((l) => indent + unit + l)].join(eol);
+}
+
+/**
+ * Append `values` to the sequence at `path` in place: into a flow sequence (`[a, b]`) before its
+ * `]`, under a block sequence as `- value` lines indented like its items; a missing or empty
+ * value becomes a flow sequence. Everything else in the file stays byte for byte.
+ */
+export function appendYamlSeq(text: string, path: string[], values: string[], file = "file"): string {
+  if (values.length === 0) return text;
+  const { pairs } = walk(text, path, file);
+  const pair = pairs.length === path.length ? pairs[pairs.length - 1] : undefined;
+  const seq = pair?.value;
+  if (!pair || seq === null || seq === undefined || (isScalar(seq) && seq.value === null)) {
+    return setYaml(text, path, values, { containers: [], interiors: {} }, file);
+  }
+  if (!isSeq(seq)) {
+    throw new EditError(`${file}: ${path.join(".")} is not a list; hermit will not replace it`);
+  }
+  if (seq.flow) {
+    const close = text.lastIndexOf("]", seq.range![1]);
+    let at = close;
+    while (at > seq.range![0] + 1 && /\s/.test(text[at - 1])) at--;
+    const comma = seq.items.length && text[at - 1] !== "," ? ", " : seq.items.length ? " " : "";
+    return text.slice(0, at) + comma + values.map((v) => stringify(v).trimEnd()).join(", ") + text.slice(at);
+  }
+  const last = seq.items[seq.items.length - 1] as Node;
+  const dash = text.lastIndexOf("-", last.range![0] - 1);
+  const indent = indentAt(text, dash);
+  const end = lineEnd(text, trimEnd(text, dash, last.range![1]));
+  const eol = detectEol(text);
+  return insertLines(text, end, values.map((v) => `${indent}- ${stringify(v).trimEnd()}`), eol, false);
 }

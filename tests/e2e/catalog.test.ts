@@ -1,0 +1,95 @@
+/**
+ * The vetted catalog against the real servers: every entry whose package is installed here at its
+ * pinned version (the devDependencies hold them all) is spliced into an adapter by `planAdd`, as
+ * `hermit add` would, started by hermit's own client with its capabilities (the tool list of some
+ * servers depends on them), and must list exactly the tools the entry records, its read-only and
+ * include lists being among them. The package is run from node_modules with `node` instead of
+ * `npx -y`, so nothing is downloaded; everything else is the entry as written. An entry that cannot
+ * run here must say why in OFFLINE_EXCEPTIONS, and none does today: listing tools needs no
+ * network and no credentials for any of them (Notion's token and Context7's key are only sent
+ * with calls, Playwright starts its browser on the first browser tool).
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { parse } from "yaml";
+import { planAdd } from "../../src/catalog/add.ts";
+import { CATALOG, type CatalogEntry } from "../../src/catalog/entries.ts";
+import { parseManifest } from "../../src/manifest/load.ts";
+import { withGateway } from "../../src/mcp/diagnostics.ts";
+import { root } from "../helpers/hermit.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+/** Entries that cannot run offline here, and why (none today). */
+const OFFLINE_EXCEPTIONS: Record<string, string> = {};
+
+function installed(e: CatalogEntry): { bin: string; version: string } | undefined {
+  try {
+    const dir = path.join(root, "node_modules", e.package);
+    const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
+    const bin = typeof pkg.bin === "string" ? pkg.bin : Object.values(pkg.bin as Record<string, string>)[0];
+    return { bin: path.join(dir, bin), version: pkg.version };
+  } catch {
+    return undefined;
+  }
+}
+
+describe("the vetted catalog lists what its pinned versions really offer", () => {
+  it("every entry can run here, or says why not", () => {
+    for (const e of CATALOG) {
+      const found = installed(e);
+      if (OFFLINE_EXCEPTIONS[e.name]) continue;
+      assert.ok(found, `${e.name}: ${e.package} is not installed: add it to devDependencies at ${e.version}`);
+      assert.equal(
+        found.version,
+        e.version,
+        `${e.name}: node_modules has ${found.version}, the catalog pins ${e.version}`,
+      );
+    }
+  });
+
+  for (const e of CATALOG.filter((e) => !OFFLINE_EXCEPTIONS[e.name])) {
+    it(`${e.name} ${e.version}: its tools, read-only and include lists match the real server`, async () => {
+      assert.ok(e.readOnly.every((t) => e.tools.includes(t)), "read-only tools are among its tools");
+      assert.ok(e.include.every((t) => e.tools.includes(t)), "included tools are among its tools");
+      const found = installed(e);
+      assert.ok(found);
+      const tmp = tempDir();
+      try {
+        const file = path.join(tmp.path, "hermit.yaml");
+        const text = `name: probe\nexports:\n  tools: []\n`;
+        writeFileSync(file, text);
+        // what hermit add writes, with the sandbox block as it will be once the manifest knows it
+        const withPolicy = planAdd(text, file, tmp.path, e, { tools: e.tools }, true);
+        const entry = parse(withPolicy.text).mcp_servers[e.name];
+        assert.deepEqual(entry.args.slice(0, 2), ["-y", `${e.package}@${e.version}`]);
+        assert.ok(entry.sandbox, "the policy is spliced");
+        // run it: the same entry without the sandbox key (until the sandbox is merged), node for npx
+        const plan = planAdd(text, file, tmp.path, e, { tools: e.tools }, false);
+        const spliced = parse(plan.text);
+        const u = spliced.mcp_servers[e.name];
+        u.command = "node";
+        u.args = [found.bin, ...u.args.slice(2)];
+        u.env = Object.fromEntries(Object.keys(u.env ?? {}).map((k) => [k, `test-value-for-${k}`]));
+        u.cwd = tmp.path;
+        delete u.tools.include;
+        const m = parseManifest(JSON.stringify(spliced), file, tmp.path).manifest;
+        const offered = await withGateway(m, false, (g) => {
+          const conn = g.upstreams.get(e.name)!;
+          assert.equal(conn.state, "connected", `${e.name} started: ${conn.lastError}`);
+          return Promise.resolve(
+            conn.tools.map((t) => ({ name: t.raw, ro: t.tool.annotations?.readOnlyHint })),
+          );
+        }, { schemaCache: null, lock: "off" });
+        assert.deepEqual(
+          offered.map((t) => t.name).sort(),
+          [...e.tools].sort(),
+          `${e.name}: the tools it offers`,
+        );
+      } finally {
+        tmp.cleanup();
+      }
+    });
+  }
+});
