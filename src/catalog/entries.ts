@@ -77,6 +77,18 @@ const PLAYWRIGHT_READ = [
   "browser_wait_for",
 ];
 
+const MEMORY_TOOLS = [
+  "create_entities",
+  "create_relations",
+  "add_observations",
+  "delete_entities",
+  "delete_observations",
+  "delete_relations",
+  "read_graph",
+  "search_nodes",
+  "open_nodes",
+];
+
 const NOTION_READ = [
   "API-get-user",
   "API-get-users",
@@ -133,29 +145,9 @@ export const CATALOG: readonly CatalogEntry[] = [
     args: [],
     env: { MEMORY_FILE_PATH: "${workspaceFolder}/.memory.jsonl" },
     trust: "full",
-    tools: [
-      "create_entities",
-      "create_relations",
-      "add_observations",
-      "delete_entities",
-      "delete_observations",
-      "delete_relations",
-      "read_graph",
-      "search_nodes",
-      "open_nodes",
-    ],
+    tools: MEMORY_TOOLS,
     readOnly: ["read_graph", "search_nodes", "open_nodes"],
-    include: [
-      "create_entities",
-      "create_relations",
-      "add_observations",
-      "delete_entities",
-      "delete_observations",
-      "delete_relations",
-      "read_graph",
-      "search_nodes",
-      "open_nodes",
-    ],
+    include: MEMORY_TOOLS,
     sandbox: { write: ["${workspaceFolder}/.memory.jsonl", NPM_CACHE], network: "none" },
     notes:
       "Touches nothing but its graph file (MEMORY_FILE_PATH, in the workspace), no network: full trust, every tool exported.",

@@ -56,7 +56,7 @@ describe("a rug pull between two starts", () => {
     assert.equal(r.code, 0, r.stdout);
     assert.match(
       r.stdout,
-      /warning  no hermit\.lock: .*pin them with 'hermit lock .*' and commit hermit\.lock/,
+      /warning {2}no hermit\.lock: .*pin them with 'hermit lock .*' and commit hermit\.lock/,
     );
   });
 
@@ -96,10 +96,10 @@ describe("a rug pull between two starts", () => {
     assert.match(call.stdout, /^refused: tool 'fetch_page' .* changed since hermit\.lock/);
     const check = await runHermit(["check", dir]);
     assert.equal(check.code, 3, check.stdout);
-    assert.match(check.stdout, /problem  live: exported but not served: fetch_page/);
+    assert.match(check.stdout, /problem {2}live: exported but not served: fetch_page/);
     assert.match(
       check.stdout,
-      /problem  fetch_page \(mcp_servers\.web\) changed since hermit\.lock; not served until 'hermit lock .*' accepts it/,
+      /problem {2}fetch_page \(mcp_servers\.web\) changed since hermit\.lock; not served until 'hermit lock .*' accepts it/,
     );
     assert.match(
       check.stdout,
@@ -260,7 +260,7 @@ mcp_servers:
     const unpinned = await runHermit(["check", dir, "--static"], { env: { ...process.env, ...env } });
     assert.match(
       unpinned.stdout,
-      /warning  mcp_servers\.web: 'npx hermit-rug-fixture' runs whatever version is newest at each start; pin it in hermit\.yaml \(hermit-rug-fixture@X\.Y\.Z\)/,
+      /warning {2}mcp_servers\.web: 'npx hermit-rug-fixture' runs whatever version is newest at each start; pin it in hermit\.yaml \(hermit-rug-fixture@X\.Y\.Z\)/,
     );
 
     const lock = await runHermit(["lock", dir], { env: { ...process.env, ...env }, timeoutMs: 120_000 });
@@ -273,7 +273,7 @@ mcp_servers:
     const pinned = await runHermit(["check", dir, "--static"], { env: { ...process.env, ...env } });
     assert.match(
       pinned.stdout,
-      /ok       mcp_servers\.web: hermit-rug-fixture is pinned by hermit\.lock to 1\.0\.0/,
+      /ok {7}mcp_servers\.web: hermit-rug-fixture is pinned by hermit\.lock to 1\.0\.0/,
     );
 
     // a hostile release: what `npx -y hermit-rug-fixture` itself would run now
