@@ -7,7 +7,6 @@
  * versions, withhold nothing), `off` (`hermit lock` itself: run what the manifest says).
  */
 import { log } from "../log.ts";
-import type { Clock } from "../mcp/upstream_lifecycle.ts";
 import { lockStamp, readLockState } from "./file.ts";
 import type { LockedPackage, LockState } from "./types.ts";
 import { judgeTool, type LiveTool, type Withheld } from "./verdict.ts";
@@ -20,22 +19,20 @@ export const LOCK_POLL_MS = 2000;
 export class LockGate {
   readonly #dir: string;
   readonly #mode: LockMode;
-  readonly #clock: Clock;
   readonly #acceptWith: string;
   readonly #onChange: () => void;
   readonly #logged = new Set<string>();
   #state: LockState = { kind: "none" };
   #stamp = "absent";
   #generation = 0;
-  #timer: unknown;
+  #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     adapterDir: string,
-    opts: { mode: LockMode; clock: Clock; acceptWith: string; onChange: () => void },
+    opts: { mode: LockMode; acceptWith: string; onChange: () => void },
   ) {
     this.#dir = adapterDir;
     this.#mode = opts.mode;
-    this.#clock = opts.clock;
     this.#acceptWith = opts.acceptWith;
     this.#onChange = opts.onChange;
     if (this.#mode === "off") return;
@@ -52,21 +49,24 @@ export class LockGate {
     return this.#generation;
   }
 
-  /** Start noticing changes to the file (long-lived gateways). */
+  /**
+   * Start noticing changes to the file (long-lived gateways). Real time, not the gateway's clock:
+   * this polls the real file system, and a test's fake clock jumping a year must not poll it
+   * fifteen million times.
+   */
   watch(): void {
     if (this.#mode !== "enforce" || this.#timer !== undefined) return;
-    const tick = () => {
-      this.#timer = this.#clock.setTimeout(tick, LOCK_POLL_MS);
+    this.#timer = setInterval(() => {
       if (lockStamp(this.#dir) === this.#stamp) return;
       this.#read();
       log.info(`hermit.lock changed; tools are checked against it again`);
       this.#onChange();
-    };
-    this.#timer = this.#clock.setTimeout(tick, LOCK_POLL_MS);
+    }, LOCK_POLL_MS);
+    (this.#timer as { unref?: () => void }).unref?.();
   }
 
   stop(): void {
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
   }
 

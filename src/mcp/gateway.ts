@@ -88,14 +88,13 @@ export class Gateway implements UpstreamOwner {
     this.manifest = manifest;
     this.#opts = opts;
     this.#env = opts.env ?? process.env;
-    this.clock = opts.clock ?? realClock;
     this.lock = new LockGate(manifest.dir, {
       mode: opts.lock ?? "enforce",
-      clock: this.clock,
       acceptWith: `hermit lock ${shellQuote(manifest.dir)}`,
       onChange: () => this.#emit("tools"),
     });
     this.#transports = new Transports(manifest, { ...opts, env: this.#env, pin: (u) => this.lock.pinFor(u) });
+    this.clock = opts.clock ?? realClock;
     const platform = opts.platform ?? process.platform;
     this.schemaCache = opts.schemaCache === null ? undefined : opts.schemaCache ??
       defaultSchemaCache(manifest.dir, platform, this.#env);

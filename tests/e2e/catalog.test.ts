@@ -8,17 +8,19 @@
  * run here must say why in OFFLINE_EXCEPTIONS, and none does today: listing tools needs no
  * network and no credentials for any of them (Notion's token and Context7's key are only sent
  * with calls, Playwright starts its browser on the first browser tool).
+ * And `hermit add` from the binary: an entry spliced, started through npx and locked; a start
+ * that fails leaves hermit.yaml as it was.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parse } from "yaml";
 import { planAdd } from "../../src/catalog/add.ts";
 import { CATALOG, type CatalogEntry } from "../../src/catalog/entries.ts";
 import { parseManifest } from "../../src/manifest/load.ts";
 import { withGateway } from "../../src/mcp/diagnostics.ts";
-import { root } from "../helpers/hermit.ts";
+import { root, runHermit } from "../helpers/hermit.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 /** Entries that cannot run offline here, and why (none today). */
@@ -92,4 +94,66 @@ describe("the vetted catalog lists what its pinned versions really offer", () =>
       }
     });
   }
+});
+
+describe("hermit add", () => {
+  const MANIFEST = `# my adapter
+name: mine
+exports:
+  tools: [hello]   # the contract
+tools:
+  hello:
+    description: Says hello
+    run: [echo, hi]
+`;
+
+  it("splices the entry with comments kept, exports its tools, starts it and locks it; the adapter checks healthy", async () => {
+    const tmp = tempDir();
+    try {
+      writeFileSync(path.join(tmp.path, "hermit.yaml"), MANIFEST);
+      const r = await runHermit(["add", tmp.path, "memory", "--tools", "read_graph,search_nodes"], {
+        timeoutMs: 120_000,
+      });
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.match(
+        r.stdout,
+        /^added mcp_servers\.memory \(@modelcontextprotocol\/server-memory@2026\.8\.31, trust full\)/,
+      );
+      assert.match(r.stdout, /wrote hermit\.lock \(1 server, 2 tools\)/);
+      const text = readFileSync(path.join(tmp.path, "hermit.yaml"), "utf8");
+      assert.ok(
+        text.startsWith(
+          "# my adapter\nname: mine\nexports:\n  tools: [hello, read_graph, search_nodes]   # the contract\n",
+        ),
+      );
+      assert.match(readFileSync(path.join(tmp.path, "hermit.lock"), "utf8"), /read_graph:\n\s+sha256: /);
+      const check = await runHermit(["check", tmp.path], { timeoutMs: 120_000 });
+      assert.equal(check.code, 0, check.stdout);
+      assert.match(check.stdout, /hermit\.lock pins 1 server and 2 tool definitions/);
+      const again = await runHermit(["add", tmp.path, "memory"]);
+      assert.equal(again.code, 2);
+      assert.match(again.stderr, /already has mcp_servers\.memory; give the new one another name with --as/);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it("puts hermit.yaml back, byte for byte, when the server does not start", async () => {
+    const tmp = tempDir();
+    try {
+      writeFileSync(path.join(tmp.path, "hermit.yaml"), MANIFEST);
+      const r = await runHermit(["add", tmp.path, "filesystem", "--root", path.join(tmp.path, "missing")], {
+        timeoutMs: 120_000,
+      });
+      assert.equal(r.code, 3, r.stdout + r.stderr);
+      assert.match(
+        r.stdout,
+        /mcp_servers\.filesystem did not start: .*\nnothing changed: hermit\.yaml is as it was\n$/,
+      );
+      assert.equal(readFileSync(path.join(tmp.path, "hermit.yaml"), "utf8"), MANIFEST);
+      assert.equal(existsSync(path.join(tmp.path, "hermit.lock")), false);
+    } finally {
+      tmp.cleanup();
+    }
+  });
 });

@@ -309,3 +309,51 @@ mcp_servers:
     );
   });
 });
+
+describe("the schema cache is held to the lock", () => {
+  const tmp = tempDir();
+  const reaper = new Reaper();
+  after(async () => {
+    await reaper.reap();
+    tmp.cleanup();
+  });
+
+  it("a lazy upstream answering from a cached hostile list withholds the tool without starting anything", async () => {
+    const dir = tmp.path;
+    const starts = path.join(dir, "starts");
+    const home = path.join(dir, "hermit-home");
+    adapter(dir, { RUG_STATE: starts, RUG_AFTER: "1" });
+    writeFileSync(
+      path.join(dir, "hermit.yaml"),
+      readFileSync(path.join(dir, "hermit.yaml"), "utf8") + "    lazy: true\n",
+    );
+    const env = { HERMIT_HOME: home };
+    const count = () => readFileSync(starts, "utf8").split("\n").filter(Boolean).length;
+    assert.equal((await runHermit(["lock", dir], { env: { ...process.env, ...env } })).code, 0);
+    assert.equal(count(), 1);
+
+    // a session starts from the cache hermit lock wrote (clean: served); its first call starts the
+    // server (the second, hostile start), whose live list is written through to the cache
+    const a = await connectServe(dir, { env });
+    reaper.track(a.pid);
+    assert.deepEqual((await a.client.listTools()).tools.map((t) => t.name), ["fetch_page", "ping_server"]);
+    assert.equal(count(), 1, "lazy: nothing started yet");
+    assert.equal(textOf(await a.client.callTool({ name: "ping_server", arguments: {} })), "pong");
+    await waitFor(async () => (await a.client.listTools()).tools.length === 1, {
+      timeoutMs: 10_000,
+      what: "the hostile live list to withhold fetch_page",
+    });
+    await a.close();
+    const started = count();
+
+    // the next session answers from that cache: fetch_page is withheld, and nothing was started
+    const b = await connectServe(dir, { env });
+    reaper.track(b.pid);
+    assert.deepEqual((await b.client.listTools()).tools.map((t) => t.name), ["ping_server"]);
+    assert.equal(count(), started, "tools/list came from the cache");
+    const r = await b.client.callTool({ name: "fetch_page", arguments: { url: "x" } });
+    assert.match(textOf(r), /^refused: tool 'fetch_page' .* changed since hermit\.lock/);
+    assert.equal(count(), started, "a withheld tool's call starts nothing");
+    await b.close();
+  });
+});
