@@ -64,7 +64,7 @@ export async function collectLock(m: Manifest, opts: CollectOptions): Promise<Lo
         failures.push({ server: u.name, why: conn?.lastError ?? "it did not start" });
         continue;
       }
-      live.push(await liveServer(m, u, conn, env, notes));
+      live.push(liveServer(m, u, conn, env, notes));
     }
   }, { lock: opts.versions === "locked" ? "pin" : "off" });
   const keep = previous.kind === "ok" && opts.only
@@ -78,17 +78,15 @@ export async function collectLock(m: Manifest, opts: CollectOptions): Promise<Lo
   return { previous, next, changes, failures, notes, findings };
 }
 
-async function liveServer(
+function liveServer(
   m: Manifest,
   u: Upstream,
   conn: UpstreamConnection,
   env: Readonly<Record<string, string | undefined>>,
   notes: string[],
-): Promise<LiveServer> {
+): LiveServer {
   const exported = new Set(m.exports.tools);
-  const serverInfo = await conn.withClient((c) => Promise.resolve(c.getServerVersion())).catch(() =>
-    undefined
-  );
+  const serverInfo = conn.serverInfo;
   const ref = packageOf(u.command, u.args);
   let version: string | undefined;
   if (isPinnable(ref)) {

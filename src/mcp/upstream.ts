@@ -109,6 +109,10 @@ export class UpstreamConnection {
   get instructions(): string | undefined {
     return this.#instructions;
   }
+  /** What the server called itself in `initialize` (while connected). */
+  get serverInfo(): { name: string; version: string } | undefined {
+    return this.#client?.getServerVersion();
+  }
   get lastError(): string | undefined {
     return this.#lastError;
   }

@@ -77,6 +77,10 @@ describe("the choke point", () => {
     ) {
       assert.ok(gateway.includes(gate), `src/mcp/gateway.ts no longer calls ${gate}`);
     }
+    // gate 9: the catalog leaves out what hermit.lock withholds, and the gateway refuses a call to it
+    const catalog = readFileSync(path.join(root, "src", "mcp", "gateway_catalog.ts"), "utf8");
+    assert.ok(catalog.includes("lock?.judge("), "src/mcp/gateway_catalog.ts no longer asks the lock");
+    assert.ok(gateway.includes("#catalog.withheld("), "src/mcp/gateway.ts no longer refuses withheld tools");
     assert.ok(
       (gateway.match(/sanitizeResult\(/g) ?? []).length >= 2,
       "both the command and the upstream result",
