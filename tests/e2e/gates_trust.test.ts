@@ -24,6 +24,7 @@ import { writeGatesAdapter } from "../helpers/gates.ts";
 import { hermitBin, hermitEnv, runHermit } from "../helpers/hermit.ts";
 import { connectServe, type HermitSession, textOf } from "../helpers/mcp.ts";
 import { collect, kill, readUntil, Reaper, waitFor } from "../helpers/procs.ts";
+import { requirements } from "../helpers/requirements.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const tags = (s: string) => [...s].map((c) => String.fromCodePoint(0xE0000 + c.codePointAt(0)!)).join("");
@@ -283,6 +284,10 @@ describe("trust: hermit call", () => {
   try {
     hasScript = execFileSync("script", ["--version"], { encoding: "utf8" }).includes("util-linux");
   } catch { /* no script */ }
+  const tty = requirements(
+    [{ what: "script (util-linux)", ok: hasScript, fix: "apt-get install -y util-linux" }],
+    "approval at a TTY",
+  );
 
   /** `hermit call … write_note` at a terminal: answer `reply` once it asks; fails past its deadlines. */
   const atTty = async (text: string, reply: string) => {
@@ -306,8 +311,9 @@ describe("trust: hermit call", () => {
   };
 
   it("at a TTY: asks, runs after y (exit 0), refuses after n (exit 4)", {
-    skip: !hasScript && "util-linux script is not installed",
+    skip: tty.skip,
   }, async () => {
+    tty.assertReady();
     const yes = await atTty("tty-yes", "y");
     assert.equal(yes.code, 0, yes.seen);
     assert.match(
