@@ -1,0 +1,247 @@
+/**
+ * What a newcomer meets when something is wrong, through the compiled binary: bad call arguments,
+ * YAML syntax errors, `--json` on errors, an adapter with no tools, a mistyped upstream command.
+ * Each is one line that names the cause, where it is and what to do, with the documented exit code.
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { runHermit, type RunResult } from "../helpers/hermit.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const STACK_LINE = /^\s+at /m;
+const tmp = tempDir("hermit-messages-");
+after(() => tmp.cleanup());
+
+let n = 0;
+/** A directory under the test's temp dir holding `hermit.yaml` (and `files`); its relative name. */
+function adapter(manifest: string, files: Record<string, string> = {}): string {
+  const name = `a${++n}`;
+  const dir = path.join(tmp.path, name);
+  mkdirSync(dir);
+  writeFileSync(path.join(dir, "hermit.yaml"), manifest);
+  for (const [f, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
+    writeFileSync(path.join(dir, f), text);
+  }
+  return name;
+}
+
+const run = (args: string[]) => runHermit(args, { cwd: tmp.path, timeoutMs: 90_000 });
+
+/** Exactly one line on stderr, nothing on stdout, the exit code, no stack. */
+function assertOneLine(r: RunResult, code: number, line: string | RegExp, what: string): void {
+  assert.equal(r.code, code, `${what}: exit code\n${r.stdout}${r.stderr}`);
+  assert.equal(r.stdout, "", `${what}: nothing on stdout`);
+  const lines = r.stderr.trimEnd().split("\n");
+  assert.equal(lines.length, 1, `${what}: one line, got:\n${r.stderr}`);
+  if (typeof line === "string") assert.equal(lines[0], line, what);
+  else assert.match(lines[0], line, what);
+  assert.doesNotMatch(r.stderr, STACK_LINE);
+}
+
+const HELLO = `name: greet
+exports:
+  tools: [hello]
+tools:
+  hello:
+    description: Say hello to someone
+    input:
+      type: object
+      properties:
+        name: { type: string }
+        times: { type: integer, minimum: 1 }
+        style: { enum: [plain, loud] }
+        who: { type: object, properties: { first: { type: string } }, required: [first] }
+      required: [name]
+      additionalProperties: false
+    run: [sh, -c, "cat"]
+`;
+
+describe("hermit call with arguments that do not fit the tool's input", () => {
+  const dir = adapter(HELLO);
+  const cases: [string, string][] = [
+    ['{"name": 42}', "name must be a string"],
+    ["{}", "name is required"],
+    ['{"name": "Ada", "times": 0}', "times must be at least 1"],
+    ['{"name": "Ada", "times": 1.5}', "times must be an integer"],
+    ['{"name": "Ada", "style": "quiet"}', "style must be one of: plain, loud"],
+    [
+      '{"name": "Ada", "colour": "red"}',
+      "colour is not an argument of hello (its arguments: name, times, style, who)",
+    ],
+    ['{"name": "Ada", "who": {}}', "who.first is required"],
+    ['{"name": "Ada", "who": {"first": 1}}', "who.first must be a string"],
+  ];
+  for (const [args, says] of cases) {
+    it(`--args '${args}': "${says}" on stderr, exit 2`, async () => {
+      const r = await run(["call", dir, "hello", "--args", args]);
+      assertOneLine(r, 2, `error: invalid arguments for hello: ${says}`, args);
+    });
+  }
+
+  it("the arguments that fit run the tool", async () => {
+    const r = await run(["call", dir, "hello", "--args", '{"name": "Ada"}']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).name, "Ada");
+  });
+});
+
+describe("YAML syntax errors: one line, the real cause, where it is and the fix", () => {
+  const INIT = `name: my-tools
+version: 0.1.0
+description: A new hermit adapter
+
+exports:
+  tools: [hello]
+  context: CONTEXT.md
+
+tools:
+  hello:
+    description: Say hello to someone
+    input:
+      type: object
+      properties:
+        name: { type: string, description: Who to greet }
+    run: [sh, tools/hello.sh]
+    read_only: true
+    timeout: 10
+
+serve:
+  command: hermit serve .
+`;
+  const lines = INIT.split("\n");
+  /** INIT with line `at` (1-based) replaced. */
+  const edit = (at: number, line: string) => lines.map((l, i) => i + 1 === at ? line : l).join("\n");
+  const cases: { what: string; text: string; says: RegExp }[] = [
+    {
+      what: "a tab indenting a key deep in the file",
+      text: edit(11, "\tdescription: Say hello to someone"),
+      says:
+        /^error: a\d+\/hermit\.yaml:11:1: a tab indents this line; YAML needs spaces: indent with spaces$/,
+    },
+    {
+      what: "a tab indenting a key at the top",
+      text: edit(6, "\ttools: [hello]"),
+      says: /^error: a\d+\/hermit\.yaml:6:1: a tab indents this line; YAML needs spaces: indent with spaces$/,
+    },
+    {
+      what: "spaces then a tab",
+      text: edit(17, "  \tread_only: true"),
+      says:
+        /^error: a\d+\/hermit\.yaml:17:3: a tab indents this line; YAML needs spaces: indent with spaces$/,
+    },
+    {
+      what: "a value containing ': '",
+      text: edit(11, "    description: Say hello: to someone"),
+      says:
+        /^error: a\d+\/hermit\.yaml:11:18: the value of description contains ': ', which YAML reads as a new key; quote the value: description: 'Say hello: to someone'$/,
+    },
+    {
+      what: "a value containing ': ' and an unclosed quote",
+      text: edit(3, 'description: Say hello: "to someone'),
+      says:
+        /^error: a\d+\/hermit\.yaml:3:14: the value of description contains ': ', which YAML reads as a new key; quote the value: description: 'Say hello: "to someone'$/,
+    },
+    {
+      what: "a quote that is never closed",
+      text: edit(3, 'description: "A new hermit adapter'),
+      says:
+        /^error: a\d+\/hermit\.yaml:3:14: the " opened here is never closed; end the value with " on the same line$/,
+    },
+    {
+      what: "a list that is never closed",
+      text: edit(6, "  tools: [hello"),
+      says: /^error: a\d+\/hermit\.yaml:6:10: the \[ opened here is never closed; end the list with \]$/,
+    },
+    {
+      what: "a key indented differently from its neighbours",
+      text: edit(7, "   context: CONTEXT.md"),
+      says:
+        /^error: a\d+\/hermit\.yaml:7:4: this key is indented 3 spaces, its neighbours 2; keys of one mapping start in the same column$/,
+    },
+    {
+      what: "a value starting with a reserved character",
+      text: edit(3, "description: @team tools"),
+      says:
+        /^error: a\d+\/hermit\.yaml:3:14: a value cannot start with '@' in YAML; quote it: description: '@team tools'$/,
+    },
+    {
+      what: "a key that appears twice",
+      text: INIT + "name: again\n",
+      says:
+        /^error: a\d+\/hermit\.yaml:22:1: 'name' appears twice in this mapping \(first on line 1\); a key may appear only once, so remove or merge the repeat$/,
+    },
+  ];
+  for (const c of cases) {
+    it(`${c.what}`, async () => {
+      const dir = adapter(c.text, { "CONTEXT.md": "hi\n", "tools/hello.sh": "echo hi\n" });
+      for (const cmd of ["check", "tools"]) {
+        const r = await run([cmd, dir]);
+        assertOneLine(r, 2, c.says, `${c.what} (${cmd})`);
+      }
+    });
+  }
+});
+
+describe("--json on errors: a JSON error object on stdout, the exit code unchanged", () => {
+  const broken = adapter("name: broken\nexports:\n  tools: [hello\n");
+  for (
+    const args of [
+      ["check", broken, "--json"],
+      ["check", broken, "--json", "--static"],
+      ["tools", broken, "--json"],
+      ["call", broken, "hello", "--json"],
+      ["status", broken, "--json"],
+      ["init", broken, "--json"],
+      ["deploy", broken, ".", "--host", "claude", "--json"],
+      ["convert", broken, "--host", "claude", "--json"],
+      ["check", "no-such-dir", "--json"],
+      ["check", broken, "--json", "--bogus"],
+    ]
+  ) {
+    it(args.join(" "), async () => {
+      const plain = await run(args.filter((a) => a !== "--json"));
+      const r = await run(args);
+      assert.equal(r.code, plain.code, `the exit code is the same as without --json\n${r.stderr}`);
+      assert.notEqual(r.code, 0);
+      const out = JSON.parse(r.stdout) as { error: { message: string; exit_code: number } };
+      assert.equal(out.error.exit_code, r.code);
+      assert.equal(`error: ${out.error.message}`, plain.stderr.trimEnd().split("\n")[0]);
+      assert.doesNotMatch(r.stderr, STACK_LINE);
+    });
+  }
+});
+
+describe("an adapter with no tools", () => {
+  it("an empty file: the error says what it needs, as a missing exports does", async () => {
+    const r = await run(["check", adapter("")]);
+    assertOneLine(
+      r,
+      2,
+      /^error: a\d+\/hermit\.yaml:1:1: the manifest is empty; it needs at least a name \(name: my-tools\), and exports: \{ tools: \[…\] \} to serve tools$/,
+      "empty",
+    );
+  });
+
+  for (
+    const [what, text] of [
+      ["no exports", "name: bare\n"],
+      ["exports.tools: []", "name: bare\nexports:\n  tools: []\n"],
+    ]
+  ) {
+    it(`${what}: check says it serves no tools, healthy with a warning, not "did not answer"`, async () => {
+      const dir = adapter(text);
+      const r = await run(["check", dir]);
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.doesNotMatch(r.stdout, /did not answer|Method not found/);
+      assert.match(r.stdout, /warning +a\d+\/hermit\.yaml:\d+:\d+: .*no tools/);
+      assert.match(
+        r.stdout,
+        /ok +live: initialize answered in \d+ ms; it serves no tools, as exports\.tools says/,
+      );
+      assert.match(r.stdout, /^healthy \(0 problems, 1 warning\)$/m);
+    });
+  }
+});
