@@ -118,60 +118,59 @@ serve:
     {
       what: "a tab indenting a key deep in the file",
       text: edit(11, "\tdescription: Say hello to someone"),
-      says:
-        /^error: a\d+\/hermit\.yaml:11:1: a tab indents this line; YAML needs spaces: indent with spaces$/,
+      says: /^error: a\d+\/hermit\.yaml:11:1: not valid YAML: a tab indents this line; indent with spaces$/,
     },
     {
       what: "a tab indenting a key at the top",
       text: edit(6, "\ttools: [hello]"),
-      says: /^error: a\d+\/hermit\.yaml:6:1: a tab indents this line; YAML needs spaces: indent with spaces$/,
+      says: /^error: a\d+\/hermit\.yaml:6:1: not valid YAML: a tab indents this line; indent with spaces$/,
     },
     {
       what: "spaces then a tab",
       text: edit(17, "  \tread_only: true"),
-      says:
-        /^error: a\d+\/hermit\.yaml:17:3: a tab indents this line; YAML needs spaces: indent with spaces$/,
+      says: /^error: a\d+\/hermit\.yaml:17:3: not valid YAML: a tab indents this line; indent with spaces$/,
     },
     {
       what: "a value containing ': '",
       text: edit(11, "    description: Say hello: to someone"),
       says:
-        /^error: a\d+\/hermit\.yaml:11:18: the value of description contains ': ', which YAML reads as a new key; quote the value: description: 'Say hello: to someone'$/,
+        /^error: a\d+\/hermit\.yaml:11:18: not valid YAML: the value of description contains ': ', which YAML reads as a new key; quote the value: description: 'Say hello: to someone'$/,
     },
     {
       what: "a value containing ': ' and an unclosed quote",
       text: edit(3, 'description: Say hello: "to someone'),
       says:
-        /^error: a\d+\/hermit\.yaml:3:14: the value of description contains ': ', which YAML reads as a new key; quote the value: description: 'Say hello: "to someone'$/,
+        /^error: a\d+\/hermit\.yaml:3:14: not valid YAML: the value of description contains ': ', which YAML reads as a new key; quote the value: description: 'Say hello: "to someone'$/,
     },
     {
       what: "a quote that is never closed",
       text: edit(3, 'description: "A new hermit adapter'),
       says:
-        /^error: a\d+\/hermit\.yaml:3:14: the " opened here is never closed; end the value with " on the same line$/,
+        /^error: a\d+\/hermit\.yaml:3:14: not valid YAML: the " opened here is never closed; end the value with " on the same line$/,
     },
     {
       what: "a list that is never closed",
       text: edit(6, "  tools: [hello"),
-      says: /^error: a\d+\/hermit\.yaml:6:10: the \[ opened here is never closed; end the list with \]$/,
+      says:
+        /^error: a\d+\/hermit\.yaml:6:10: not valid YAML: the \[ opened here is never closed; end the list with \]$/,
     },
     {
       what: "a key indented differently from its neighbours",
       text: edit(7, "   context: CONTEXT.md"),
       says:
-        /^error: a\d+\/hermit\.yaml:7:4: this key is indented 3 spaces, its neighbours 2; keys of one mapping start in the same column$/,
+        /^error: a\d+\/hermit\.yaml:7:4: not valid YAML: this key is indented 3 spaces, its neighbours 2; keys of one mapping start in the same column$/,
     },
     {
       what: "a value starting with a reserved character",
       text: edit(3, "description: @team tools"),
       says:
-        /^error: a\d+\/hermit\.yaml:3:14: a value cannot start with '@' in YAML; quote it: description: '@team tools'$/,
+        /^error: a\d+\/hermit\.yaml:3:14: not valid YAML: a value cannot start with '@'; quote it: description: '@team tools'$/,
     },
     {
       what: "a key that appears twice",
       text: INIT + "name: again\n",
       says:
-        /^error: a\d+\/hermit\.yaml:22:1: 'name' appears twice in this mapping \(first on line 1\); a key may appear only once, so remove or merge the repeat$/,
+        /^error: a\d+\/hermit\.yaml:22:1: not valid YAML: 'name' appears twice in this mapping \(first on line 1\); a key may appear only once, so remove or merge the repeat$/,
     },
   ];
   for (const c of cases) {
