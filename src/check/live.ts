@@ -54,15 +54,18 @@ export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Find
   try {
     await client.connect(transport, { timeout: opts.timeoutMs });
     const initMs = Math.round(performance.now() - t0);
-    const { tools } = await client.listTools(undefined, { timeout: opts.timeoutMs });
-    const served = tools.map((t) => t.name);
+    // a server with no tools need not offer tools/list at all (no `tools` capability)
+    const served = client.getServerCapabilities()?.tools
+      ? (await client.listTools(undefined, { timeout: opts.timeoutMs })).tools.map((t) => t.name)
+      : [];
     const { missing, extra } = compareTools(m.exports.tools, served);
     if (missing.length === 0 && extra.length === 0) {
       findings.push({
         level: "ok",
         area: "health",
-        message:
-          `live: initialize answered in ${initMs} ms; tools/list matches exports.tools (${served.length} tools)`,
+        message: served.length === 0
+          ? `live: initialize answered in ${initMs} ms; it serves no tools, as exports.tools says`
+          : `live: initialize answered in ${initMs} ms; tools/list matches exports.tools (${served.length} tools)`,
       });
     }
     if (missing.length) {
