@@ -12,7 +12,7 @@ import { registerCheck } from "./check.ts";
 import { registerConvert, registerDeploy } from "./deploy.ts";
 import { registerInit } from "./init.ts";
 import { registerLogin, registerLogout } from "./login.ts";
-import { writeErr, writeOut } from "./output.ts";
+import { printJson, writeErr, writeOut } from "./output.ts";
 import { registerServe } from "./serve.ts";
 import { registerStatus } from "./status.ts";
 import { registerTools } from "./tools.ts";
@@ -54,13 +54,33 @@ export async function runCli(argv: string[]): Promise<number> {
   const program = buildProgram((c) => {
     code = c;
   });
+  // Whether the command that runs was asked for JSON: then its errors are JSON on stdout too.
+  // Before commander has picked the command (a usage error), the word on the command line decides.
+  let json = argv.slice(0, Math.max(0, argv.indexOf("--")) || argv.length).includes("--json");
+  program.hook("preAction", (_program, action) => {
+    json = action.opts().json === true;
+  });
   try {
     await program.parseAsync(helpAsFlag(program, argv), { from: "user" });
   } catch (err) {
     code = exitCodeFor(err);
+    const error = json && code !== 0 ? errorObject(err, code) : undefined;
+    if (error) await printJson({ error });
   }
   await writeOut("");
   return code;
+}
+
+/** An error as JSON for `--json` callers: the message as the stderr line says it, the exit code, located issues. */
+function errorObject(err: unknown, code: number): Record<string, unknown> | undefined {
+  if (err instanceof CommanderError) {
+    if (err.code === "commander.help" || err.code === "commander.helpDisplayed") return undefined;
+    return { message: err.message.replace(/^error: /, ""), exit_code: code };
+  }
+  if (!(err instanceof HermitError)) return { message: `unexpected: ${messageOf(err)}`, exit_code: code };
+  // a manifest error carries its issues located (file, line, col, path, message)
+  const issues = (err as { issues?: unknown }).issues;
+  return { message: err.message, exit_code: code, ...(Array.isArray(issues) ? { issues } : {}) };
 }
 
 /**

@@ -207,7 +207,7 @@ describe("--json on errors: a JSON error object on stdout, the exit code unchang
       assert.notEqual(r.code, 0);
       const out = JSON.parse(r.stdout) as { error: { message: string; exit_code: number } };
       assert.equal(out.error.exit_code, r.code);
-      assert.equal(`error: ${out.error.message}`, plain.stderr.trimEnd().split("\n")[0]);
+      assert.equal(`error: ${out.error.message.split("\n")[0]}`, plain.stderr.trimEnd().split("\n")[0]);
       assert.doesNotMatch(r.stderr, STACK_LINE);
     });
   }
