@@ -12,6 +12,7 @@ import { registerCheck } from "./check.ts";
 import { registerConvert, registerDeploy } from "./deploy.ts";
 import { registerInit } from "./init.ts";
 import { registerLogin, registerLogout } from "./login.ts";
+import { MAIN_HELP_FOOTER, UNKNOWN_COMMAND_HINT } from "./help.ts";
 import { printJson, writeErr, writeOut } from "./output.ts";
 import { registerServe } from "./serve.ts";
 import { registerStatus } from "./status.ts";
@@ -20,7 +21,7 @@ import { registerWatchdog } from "./watchdog.ts";
 
 export type SetExit = (code: number) => void;
 
-function buildProgram(setExit: SetExit): Command {
+export function buildProgram(setExit: SetExit): Command {
   const program = new Command("hermit")
     .description("Turn a directory (an adapter) into MCP tools any agent host can use, and run them safely.")
     .version(`hermit ${VERSION}`, "-V, --version", "print the version")
@@ -28,13 +29,10 @@ function buildProgram(setExit: SetExit): Command {
     .helpCommand("help [command]", "show help for a command")
     .enablePositionalOptions()
     .exitOverride()
-    .configureOutput({ writeOut: (s) => void writeOut(s), writeErr })
+    // commander's error lines are written by exitCodeFor (with a pointer to the help where it helps)
+    .configureOutput({ writeOut: (s) => void writeOut(s), writeErr, outputError: () => {} })
     .showSuggestionAfterError(true)
-    .addHelpText(
-      "after",
-      "\nExit codes: 0 ok, 1 unexpected, 2 usage or invalid input, 3 check found problems,\n" +
-        "4 refused by policy, 5 no service running.\nDocs: README.md in the hermit repository.",
-    );
+    .addHelpText("after", MAIN_HELP_FOOTER);
   registerInit(program, setExit);
   registerCheck(program, setExit);
   registerServe(program, setExit);
@@ -75,7 +73,7 @@ export async function runCli(argv: string[]): Promise<number> {
 function errorObject(err: unknown, code: number): Record<string, unknown> | undefined {
   if (err instanceof CommanderError) {
     if (err.code === "commander.help" || err.code === "commander.helpDisplayed") return undefined;
-    return { message: err.message.replace(/^error: /, ""), exit_code: code };
+    return { message: commanderMessage(err).replace(/^error: /, ""), exit_code: code };
   }
   if (!(err instanceof HermitError)) return { message: `unexpected: ${messageOf(err)}`, exit_code: code };
   // a manifest error carries its issues located (file, line, col, path, message)
@@ -98,10 +96,18 @@ function helpAsFlag(program: Command, argv: string[]): string[] {
   return [target];
 }
 
+/** commander's error message, an unknown command's pointing at the help. */
+function commanderMessage(err: CommanderError): string {
+  if (err.code !== "commander.unknownCommand") return err.message;
+  const [first, ...rest] = err.message.split("\n");
+  return [`${first}; ${UNKNOWN_COMMAND_HINT}`, ...rest].join("\n");
+}
+
 function exitCodeFor(err: unknown): number {
   if (err instanceof CommanderError) {
-    // commander has already printed its message (or the help text). It exits 0 for --help,
+    // commander has already printed the help text, where it showed one. It exits 0 for --help,
     // --version and `help`, 1 for usage errors and for the help it shows when no command is given.
+    if (err.exitCode !== 0 && err.code !== "commander.help") writeErr(`${commanderMessage(err)}\n`);
     return err.exitCode === 0 ? 0 : 2;
   }
   if (err instanceof HermitError) {

@@ -10,6 +10,7 @@ import { staticFindings } from "../check/static.ts";
 import { Exit } from "../errors.ts";
 import { loadManifestWithSource } from "../manifest/load.ts";
 import type { SetExit } from "./app.ts";
+import { examples } from "./help.ts";
 import { positiveSeconds } from "./options.ts";
 import { color, printJson, writeOut } from "./output.ts";
 
@@ -17,6 +18,13 @@ export function registerCheck(program: Command, setExit: SetExit): void {
   program.command("check")
     .description(
       "check an adapter: manifest, exports, screening, context, skills, roles, name budget, then a live start",
+    )
+    .addHelpText(
+      "after",
+      examples(
+        ["hermit check my-tools", "everything, with a live start"],
+        ["hermit check my-tools --static --json", "no start; the report as JSON"],
+      ),
     )
     .argument("[dir]", "the adapter directory", ".")
     .option("--json", "print the report as JSON")

@@ -11,6 +11,7 @@ import type { Command } from "@commander-js/extra-typings";
 import { Exit } from "../errors.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { SetExit } from "./app.ts";
+import { examples } from "./help.ts";
 import { positiveSeconds } from "./options.ts";
 import { writeErr, writeOut } from "./output.ts";
 
@@ -27,6 +28,13 @@ export function registerLogin(program: Command, setExit: SetExit): void {
   program.command("login")
     .description(
       "log in to an OAuth upstream (auth: oauth): prints the address to open, then takes the answer",
+    )
+    .addHelpText(
+      "after",
+      examples(
+        ["hermit login my-tools search", "log in to mcp_servers.search"],
+        ["hermit login my-tools search --timeout 600"],
+      ),
     )
     .argument("<dir>", "the adapter directory")
     .argument("<server>", "the mcp_servers entry")
@@ -55,6 +63,12 @@ export function registerLogin(program: Command, setExit: SetExit): void {
 export function registerLogout(program: Command, setExit: SetExit): void {
   program.command("logout")
     .description("forget the stored OAuth login of an upstream")
+    .addHelpText(
+      "after",
+      examples(
+        ["hermit logout my-tools search"],
+      ),
+    )
     .argument("<dir>", "the adapter directory")
     .argument("<server>", "the mcp_servers entry")
     .action(async (dir, server) => {

@@ -4,12 +4,20 @@ import { Exit } from "../errors.ts";
 import { setLogLevel } from "../log.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { SetExit } from "./app.ts";
+import { examples } from "./help.ts";
 import { color, printJson, writeOut } from "./output.ts";
 
 export function registerTools(program: Command, setExit: SetExit): void {
   program.command("tools")
     .description(
       "list the tools an adapter serves: source, trust, read-only flag and description-scan findings",
+    )
+    .addHelpText(
+      "after",
+      examples(
+        ["hermit tools my-tools", "what a host will see"],
+        ["hermit tools my-tools --json"],
+      ),
     )
     .argument("[dir]", "the adapter directory", ".")
     .option("--json", "print the list as JSON")

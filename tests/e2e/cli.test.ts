@@ -139,14 +139,18 @@ describe("usage errors exit 2 with one error line on stderr", () => {
   test("unknown command", async () => {
     // a word close to no command gets no suggestion
     const r = await runHermit(["zzyzx"]);
-    assertUsageError(r, "error: unknown command 'zzyzx'", "hermit zzyzx");
-    assert.equal(r.stderr, "error: unknown command 'zzyzx'\n");
+    assertUsageError(r, "error: unknown command 'zzyzx'; 'hermit --help' lists the commands", "hermit zzyzx");
+    assert.equal(r.stderr, "error: unknown command 'zzyzx'; 'hermit --help' lists the commands\n");
   });
 
   test("unknown command close to a real one gets a suggestion", async () => {
     for (const args of [["chek"], ["help", "chek"], ["chek", "--json"]]) {
       const r = await runHermit(args);
-      assertUsageError(r, "error: unknown command 'chek'", `hermit ${args.join(" ")}`);
+      assertUsageError(
+        r,
+        "error: unknown command 'chek'; 'hermit --help' lists the commands",
+        `hermit ${args.join(" ")}`,
+      );
       assert.match(r.stderr, /Did you mean check\?/);
       assert.ok(r.stderr.trimEnd().split("\n").length <= 2, r.stderr);
     }
@@ -154,7 +158,11 @@ describe("usage errors exit 2 with one error line on stderr", () => {
 
   test("'help' for an unknown command is an unknown command, not the whole help", async () => {
     const r = await runHermit(["help", "bogus"]);
-    assertUsageError(r, "error: unknown command 'bogus'", "hermit help bogus");
+    assertUsageError(
+      r,
+      "error: unknown command 'bogus'; 'hermit --help' lists the commands",
+      "hermit help bogus",
+    );
     assert.doesNotMatch(r.stderr, /Usage:/);
   });
 
