@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import type { Command } from "@commander-js/extra-typings";
+import type { CommandUnknownOpts as Command } from "@commander-js/extra-typings";
 import { buildProgram } from "../../../src/cli/app.ts";
 import { DOCS_URL, headingAnchor, REPO_URL } from "../../../src/docs.ts";
 import { root } from "../../helpers/hermit.ts";
