@@ -10,6 +10,7 @@ import type { Manifest } from "../manifest/types.ts";
 import { GroupStdioTransport } from "../mcp/stdio_transport.ts";
 import { selfCommand } from "../platform/runtime.ts";
 import { VERSION } from "../version.ts";
+import { missingToolFindings, ServeLog, type UpstreamFailure } from "./serve_log.ts";
 import type { Finding } from "./static.ts";
 
 export interface LiveOptions {
@@ -17,6 +18,11 @@ export interface LiveOptions {
   timeoutMs: number;
   /** Extra arguments for `serve` (e.g. the relay's `--serve-url`). */
   serveArgs?: string[];
+  /**
+   * The upstreams that could not be started, when serve's own log does not have them (a relay:
+   * they are in its service); default: what serve said.
+   */
+  failures?: () => Promise<UpstreamFailure[]>;
 }
 
 /** Compare what a live server lists with what the manifest exports. Pure. */
@@ -41,13 +47,12 @@ export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Find
       ...(m.serve.lifecycle === "standalone" ? ["--no-warm-start"] : []),
       ...(opts.serveArgs ?? []),
     ],
-    env: { ...(process.env as Record<string, string>), HERMIT_LOG: "info" },
+    // JSON lines: what serve reports (an upstream that could not start) is read, not parsed from sentences
+    env: { ...(process.env as Record<string, string>), HERMIT_LOG: "info", HERMIT_LOG_FORMAT: "json" },
     cwd: process.cwd(),
   });
-  const said: string[] = [];
-  transport.onStderrLine = (line) => {
-    if (/^hermit: (warn|error): /.test(line)) said.push(line.replace(/^hermit: /, ""));
-  };
+  const heard = new ServeLog();
+  transport.onStderrLine = (line) => heard.add(line);
   const client = new Client({ name: "hermit-check", version: VERSION }, { capabilities: {} });
   const findings: Finding[] = [];
   const t0 = performance.now();
@@ -68,13 +73,8 @@ export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Find
           : `live: initialize answered in ${initMs} ms; tools/list matches exports.tools (${served.length} tools)`,
       });
     }
-    if (missing.length) {
-      findings.push({
-        level: "problem",
-        area: "health",
-        message: `live: exported but not served: ${missing.join(", ")}`,
-      });
-    }
+    const failures = missing.length && opts.failures ? await opts.failures() : heard.failures;
+    findings.push(...missingToolFindings(m, missing, failures, heard.notServed));
     if (extra.length) {
       findings.push({
         level: "problem",
@@ -83,7 +83,7 @@ export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Find
       });
     }
   } catch (err) {
-    const tail = transport.stderrTail.slice(-3).join(" | ");
+    const tail = heard.tail(3).join(" | ");
     findings.push({
       level: "problem",
       area: "health",
@@ -95,11 +95,8 @@ export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Find
     await client.close().catch(() => {});
     await transport.close().catch(() => {});
   }
-  for (const line of said) {
-    // refusals are already static findings
-    if (!line.startsWith("error: refused:")) {
-      findings.push({ level: "warning", area: "serve", message: `serve: ${line}` });
-    }
+  for (const line of heard.warnings) {
+    findings.push({ level: "warning", area: "serve", message: `serve: ${line}` });
   }
   return findings;
 }

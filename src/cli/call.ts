@@ -5,7 +5,7 @@
  */
 import type { Command } from "@commander-js/extra-typings";
 import { Exit, usageError } from "../errors.ts";
-import { setLogLevel } from "../log.ts";
+import { omitEvents, setLogLevel } from "../log.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { SetExit } from "./app.ts";
 import { examples } from "./help.ts";
@@ -42,6 +42,7 @@ export function registerCall(program: Command, setExit: SetExit): void {
     .option("-v, --verbose", "show upstream servers' stderr")
     .action(async (dir, tool, opts) => {
       if (!opts.verbose) setLogLevel("warn");
+      omitEvents(["upstream-failed", "not-served"]); // a tool that cannot run says why in its error
       const args = parseArgs(opts.args);
       const manifest = loadManifest(dir);
       const { callOnce } = await import("../mcp/diagnostics.ts");

@@ -61,11 +61,11 @@ mcp_servers:
     const report = JSON.parse(r.stdout) as Report;
     assert.deepEqual(live(report).map((f) => [f.level, f.message]), [[
       "problem",
-      "live: exported but not served: no_such_tool",
+      "live: exported but not served: no_such_tool (no command tool defines it and no upstream server offers it)",
     ]]);
     assert.ok(
-      report.findings.some((f) => f.area === "serve" && /no_such_tool/.test(f.message)),
-      "serve's own line is shown",
+      !report.findings.some((f) => f.area === "serve"),
+      "serve's line about it is the problem, not a warning too",
     );
   });
 
@@ -82,7 +82,10 @@ mcp_servers:
     );
     const r = await runHermit(["check", "broken", "--json"], { cwd: tmp.path });
     assert.equal(r.code, 3, r.stdout + r.stderr);
-    assert.match(live(JSON.parse(r.stdout))[0].message, /exported but not served: anything/);
+    const [cause, ...rest] = live(JSON.parse(r.stdout));
+    assert.equal(cause.level, "problem");
+    assert.match(cause.message, /^live: mcp_servers\.gone could not be started: .+; not served: anything$/);
+    assert.deepEqual(rest, [], "the cause is the one finding");
   });
 
   it("a standalone adapter is checked through the relay (which starts its service)", async () => {

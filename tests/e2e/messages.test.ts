@@ -244,3 +244,50 @@ describe("an adapter with no tools", () => {
     });
   }
 });
+
+describe("a mistyped upstream command (command: npx-typo)", () => {
+  const dir = adapter(`name: typo
+exports:
+  tools: [read_file]
+mcp_servers:
+  fs:
+    command: npx-typo
+    args: [-y, "@modelcontextprotocol/server-filesystem", "."]
+`);
+  const CAUSE =
+    /mcp_servers\.fs could not be started: command not found: 'npx-typo' \(looked in PATH: [^)]+\)/;
+  /** The noise a one-shot command must not make. */
+  function quiet(text: string, what: string): void {
+    assert.equal(text.split("looked in").length - 1, 1, `${what}: where it looked, once:\n${text}`);
+    assert.doesNotMatch(text, /attempt \d|next in \d+ s|cooldown|PATH=/, what);
+  }
+
+  it("check: the cause is the one problem (no 'exported but not served', no retry talk); exit 3", async () => {
+    const r = await run(["check", dir]);
+    assert.equal(r.code, 3, r.stdout + r.stderr);
+    assert.equal(r.stderr, "");
+    const problems = r.stdout.split("\n").filter((l) => /^ {2}problem /.test(l));
+    assert.equal(problems.length, 1, r.stdout);
+    assert.match(problems[0], CAUSE);
+    assert.match(problems[0], /; not served: read_file$/);
+    assert.doesNotMatch(r.stdout, /exported but not served|warning +serve:/);
+    quiet(r.stdout, "check");
+  });
+
+  it("tools: lists read_file missing with the cause, once; exit 3", async () => {
+    const r = await run(["tools", dir]);
+    assert.equal(r.code, 3, r.stdout + r.stderr);
+    assert.match(r.stdout, new RegExp(`^missing: read_file: ${CAUSE.source}$`, "m"));
+    assert.equal(r.stderr, "");
+    quiet(r.stdout + r.stderr, "tools");
+    const json = await run(["tools", dir, "--json"]);
+    assert.equal(json.code, 3);
+    assert.match(JSON.parse(json.stdout).missing[0].why, CAUSE);
+  });
+
+  it("call: one error line with the cause", async () => {
+    const r = await run(["call", dir, "read_file", "--args", '{"path": "x"}']);
+    assertOneLine(r, 1, new RegExp(`^error: read_file is not available: ${CAUSE.source}$`), "call");
+    quiet(r.stderr, "call");
+  });
+});
