@@ -34,8 +34,14 @@ export function registerCheck(program: Command, setExit: SetExit): void {
       const loaded = loadManifestWithSource(dir);
       const findings = [...staticFindings(loaded), ...screeningFindings(loaded.manifest)];
       if (!opts.static) {
-        const { liveFindings } = await import("../check/live.ts");
-        findings.push(...await liveFindings(loaded.manifest, { timeoutMs: opts.timeout * 1000 }));
+        const live = { timeoutMs: opts.timeout * 1000 };
+        if (loaded.manifest.serve.lifecycle === "standalone") {
+          const { standaloneFindings } = await import("../check/standalone.ts");
+          findings.push(...await standaloneFindings(loaded.manifest, live));
+        } else {
+          const { liveFindings } = await import("../check/live.ts");
+          findings.push(...await liveFindings(loaded.manifest, live));
+        }
       }
       const report = buildReport(loaded.manifest, findings);
       if (opts.json) await printJson(report);

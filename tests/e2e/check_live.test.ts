@@ -8,8 +8,14 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { runHermit } from "../helpers/hermit.ts";
-import { Reaper } from "../helpers/procs.ts";
-import { memoryServer, readEndpointFile, servicePids, writeStandaloneAdapter } from "../helpers/service.ts";
+import { alive, Reaper } from "../helpers/procs.ts";
+import {
+  memoryServer,
+  readEndpointFile,
+  servicePids,
+  startService,
+  writeStandaloneAdapter,
+} from "../helpers/service.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 interface Report {
@@ -88,15 +94,35 @@ mcp_servers:
     assert.deepEqual(rest, [], "the cause is the one finding");
   });
 
-  it("a standalone adapter is checked through the relay (which starts its service)", async () => {
+  it("a standalone adapter: checked through the relay, the service it started is stopped; serve --standalone then works", async () => {
     const dir = path.join(tmp.path, "standalone");
     await runHermit(["init", "standalone"], { cwd: tmp.path });
-    writeStandaloneAdapter(dir, { hostLaunch: true, idle: 5 });
+    writeStandaloneAdapter(dir, { hostLaunch: true, idle: 300 });
     const r = await runHermit(["check", dir, "--json"]);
-    const ep = readEndpointFile(dir);
-    if (ep) reaper.track(ep.pid);
+    for (const p of servicePids(dir)) reaper.track(p);
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.match(live(JSON.parse(r.stdout))[0].message, /tools\/list matches exports\.tools \(3 tools\)/);
-    assert.ok(ep, "the relay launched the service");
+    const health = live(JSON.parse(r.stdout));
+    assert.match(health[0].message, /tools\/list matches exports\.tools \(3 tools\)/);
+    assert.match(health.at(-1)!.message, /^live: stopped the service check started \(pid \d+\)$/);
+    const pid = Number(/pid (\d+)/.exec(health.at(-1)!.message)![1]);
+    assert.equal(alive(pid), false, "the service check started is gone");
+    assert.equal(readEndpointFile(dir), undefined, "and its endpoint with it");
+    assert.deepEqual(servicePids(dir), [], "nothing of it is left running");
+
+    // the README's next step
+    const service = await startService(dir, {}, { reaper });
+    try {
+      const again = await runHermit(["check", dir]);
+      assert.equal(again.code, 0, again.stdout + again.stderr);
+      assert.match(
+        again.stdout,
+        new RegExp(
+          `live: checked through the service already running \\(pid ${service.pid}\\); left running`,
+        ),
+      );
+      assert.ok(alive(service.pid), "a service check did not start is left running");
+    } finally {
+      await service.stop();
+    }
   });
 });
