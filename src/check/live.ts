@@ -3,12 +3,14 @@
  * as a child process, exactly as a host would), `initialize`, and compare `tools/list` with
  * `exports.tools`. What serve logged on stderr (warnings, scan findings) is reported too.
  */
+import path from "node:path";
 import process from "node:process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { mcpMessageOf } from "../errors.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { GroupStdioTransport } from "../mcp/stdio_transport.ts";
 import { selfCommand } from "../platform/runtime.ts";
+import { waitingOn } from "../progress.ts";
 import { VERSION } from "../version.ts";
 import { missingToolFindings, ServeLog, type UpstreamFailure } from "./serve_log.ts";
 import type { Finding } from "./static.ts";
@@ -35,6 +37,17 @@ export function compareTools(
   return { missing: exported.filter((n) => !s.has(n)), extra: served.filter((n) => !e.has(n)) };
 }
 
+/** What the live start waits on, for a person watching: the adapter's upstreams (npx may download). */
+export function startLabel(m: Manifest): string {
+  if (m.serve.lifecycle === "standalone") return `the ${m.name} service to start and answer`;
+  const stdio = Object.values(m.upstreams).filter((u) => u.enabled && u.kind === "stdio");
+  if (stdio.length === 0) return `${m.name} to answer`;
+  const downloads = stdio.some((u) => /^(npx|uvx|bunx|pnpx)(\.cmd|\.exe)?$/.test(path.basename(u.command!)));
+  return `${m.name}'s upstream servers to start: ${
+    stdio.map((u) => `mcp_servers.${u.name} (${[u.command, ...u.args].join(" ")})`).join(", ")
+  }${downloads ? "; a first npx/uvx run downloads the package" : ""}`;
+}
+
 export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Finding[]> {
   const [cmd, ...pre] = selfCommand();
   const transport = new GroupStdioTransport({
@@ -56,6 +69,7 @@ export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Find
   const client = new Client({ name: "hermit-check", version: VERSION }, { capabilities: {} });
   const findings: Finding[] = [];
   const t0 = performance.now();
+  const waiting = waitingOn(startLabel(m));
   try {
     await client.connect(transport, { timeout: opts.timeoutMs });
     const initMs = Math.round(performance.now() - t0);
@@ -63,6 +77,7 @@ export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Find
     const served = client.getServerCapabilities()?.tools
       ? (await client.listTools(undefined, { timeout: opts.timeoutMs })).tools.map((t) => t.name)
       : [];
+    waiting.done();
     const { missing, extra } = compareTools(m.exports.tools, served);
     if (missing.length === 0 && extra.length === 0) {
       findings.push({
@@ -92,6 +107,7 @@ export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Find
       }`,
     });
   } finally {
+    waiting.done();
     await client.close().catch(() => {});
     await transport.close().catch(() => {});
   }

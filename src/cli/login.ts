@@ -9,6 +9,7 @@ import process from "node:process";
 import { createInterface } from "node:readline";
 import type { Command } from "@commander-js/extra-typings";
 import { Exit } from "../errors.ts";
+import { waitingOn } from "../progress.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { SetExit } from "./app.ts";
 import { examples } from "./help.ts";
@@ -47,7 +48,8 @@ export function registerLogin(program: Command, setExit: SetExit): void {
     .action(async (dir, server, opts) => {
       const manifest = loadManifest(dir);
       const { login } = await import("../mcp/oauth/login.ts");
-      const r = await login(manifest, server, { say: writeErr, readLines: readStdinLines }, {
+      const io = { say: writeErr, readLines: readStdinLines, waiting: (what: string) => waitingOn(what) };
+      const r = await login(manifest, server, io, {
         timeoutMs: opts.timeout * 1000,
       });
       const tools = `${r.tools} tool${r.tools === 1 ? "" : "s"}`;
