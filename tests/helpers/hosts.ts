@@ -43,6 +43,33 @@ export function hostCli(name: HostCli): string | undefined {
   return undefined;
 }
 
+/**
+ * The Node.js `.ci/hosts` brings (its `node` package, 22.x) for host CLIs that need a newer Node
+ * than the machine's: Pi needs 22.19. Undefined (a skip, recorded) when it is not installed.
+ */
+export function hostNode(): string | undefined {
+  const bin = path.join(root, ".ci", "hosts", "node_modules", ".bin", "node");
+  if (existsSync(bin)) return bin;
+  if (process.env.CI || process.env.HERMIT_REQUIRE_HOSTS) {
+    throw new Error(`${bin} is missing: run '${HOSTS_FIX}' (.ci/run does)`);
+  }
+  requirements([{ what: "Node.js 22 for Pi (.ci/hosts)", ok: false, fix: HOSTS_FIX }]);
+  return undefined;
+}
+
+/** `pi mcp list --json`: each server's state ("connected", "failed", …) and tools. */
+export interface PiServer {
+  name: string;
+  scope: string;
+  state: string;
+  tools: string[];
+  error?: string;
+}
+export function parsePiList(out: string): { servers: Map<string, PiServer>; note?: string } {
+  const v = JSON.parse(out) as { servers: PiServer[]; note?: string };
+  return { servers: new Map(v.servers.map((s) => [s.name, s])), note: v.note };
+}
+
 /** A throwaway HOME where Claude Code approves project MCP servers without asking. */
 export function claudeHome(): { home: string; cleanup(): void } {
   const home = mkdtempSync(path.join(os.tmpdir(), "hermit-claude-home-"));
