@@ -3,9 +3,9 @@
  * YAML syntax errors, `--json` on errors, an adapter with no tools, a mistyped upstream command.
  * Each is one line that names the cause, where it is and what to do, with the documented exit code.
  */
-import { after, describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { runHermit, type RunResult } from "../helpers/hermit.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -89,96 +89,95 @@ describe("hermit call with arguments that do not fit the tool's input", () => {
 });
 
 describe("YAML syntax errors: one line, the real cause, where it is and the fix", () => {
-  const INIT = `name: my-tools
-version: 0.1.0
-description: A new hermit adapter
-
-exports:
-  tools: [hello]
-  context: CONTEXT.md
-
-tools:
-  hello:
-    description: Say hello to someone
-    input:
-      type: object
-      properties:
-        name: { type: string, description: Who to greet }
-    run: [sh, tools/hello.sh]
-    read_only: true
-    timeout: 10
-
-serve:
-  command: hermit serve .
-`;
-  const lines = INIT.split("\n");
-  /** INIT with line `at` (1-based) replaced. */
-  const edit = (at: number, line: string) => lines.map((l, i) => i + 1 === at ? line : l).join("\n");
-  const cases: { what: string; text: string; says: RegExp }[] = [
+  /** What `hermit init` writes, with one line changed (found by its text); the text and that line's number. */
+  const made = path.join(tmp.path, "made");
+  let init = "";
+  before(async () => {
+    assert.equal((await run(["init", "made"])).code, 0);
+    init = readFileSync(path.join(made, "hermit.yaml"), "utf8");
+  });
+  function variant(find: string, replace: string | ((l: string) => string)): { text: string; line: number } {
+    const lines = init.split("\n");
+    const i = lines.findIndex((l) => l.startsWith(find));
+    assert.ok(i >= 0, `init's manifest has a line starting ${JSON.stringify(find)}`);
+    lines[i] = typeof replace === "string" ? replace : replace(lines[i]);
+    return { text: lines.join("\n"), line: i + 1 };
+  }
+  const describeLine = "    description: Say hello to someone";
+  const cases: {
+    what: string;
+    make: () => { text: string; line: number };
+    says: (line: number) => string;
+  }[] = [
     {
       what: "a tab indenting a key deep in the file",
-      text: edit(11, "\tdescription: Say hello to someone"),
-      says: /^error: a\d+\/hermit\.yaml:11:1: not valid YAML: a tab indents this line; indent with spaces$/,
+      make: () => variant(describeLine, "\tdescription: Say hello to someone"),
+      says: (l) => `${l}:1: not valid YAML: a tab indents this line; indent with spaces`,
     },
     {
       what: "a tab indenting a key at the top",
-      text: edit(6, "\ttools: [hello]"),
-      says: /^error: a\d+\/hermit\.yaml:6:1: not valid YAML: a tab indents this line; indent with spaces$/,
+      make: () => variant("  tools: [hello]", (l) => l.replace(/^ {2}/, "\t")),
+      says: (l) => `${l}:1: not valid YAML: a tab indents this line; indent with spaces`,
     },
     {
       what: "spaces then a tab",
-      text: edit(17, "  \tread_only: true"),
-      says: /^error: a\d+\/hermit\.yaml:17:3: not valid YAML: a tab indents this line; indent with spaces$/,
+      make: () => variant("    read_only: true", "  \tread_only: true"),
+      says: (l) => `${l}:3: not valid YAML: a tab indents this line; indent with spaces`,
     },
     {
       what: "a value containing ': '",
-      text: edit(11, "    description: Say hello: to someone"),
-      says:
-        /^error: a\d+\/hermit\.yaml:11:18: not valid YAML: the value of description contains ': ', which YAML reads as a new key; quote the value: description: 'Say hello: to someone'$/,
+      make: () => variant(describeLine, "    description: Say hello: to someone"),
+      says: (l) =>
+        `${l}:18: not valid YAML: the value of description contains ': ', which YAML reads as a new key; quote the value: description: 'Say hello: to someone'`,
     },
     {
       what: "a value containing ': ' and an unclosed quote",
-      text: edit(3, 'description: Say hello: "to someone'),
-      says:
-        /^error: a\d+\/hermit\.yaml:3:14: not valid YAML: the value of description contains ': ', which YAML reads as a new key; quote the value: description: 'Say hello: "to someone'$/,
+      make: () => variant("description: A new hermit adapter", 'description: Say hello: "to someone'),
+      says: (l) =>
+        `${l}:14: not valid YAML: the value of description contains ': ', which YAML reads as a new key; quote the value: description: 'Say hello: "to someone'`,
     },
     {
       what: "a quote that is never closed",
-      text: edit(3, 'description: "A new hermit adapter'),
-      says:
-        /^error: a\d+\/hermit\.yaml:3:14: not valid YAML: the " opened here is never closed; end the value with " on the same line$/,
+      make: () => variant("description: A new hermit adapter", 'description: "A new hermit adapter'),
+      says: (l) =>
+        `${l}:14: not valid YAML: the " opened here is never closed; end the value with " on the same line`,
     },
     {
       what: "a list that is never closed",
-      text: edit(6, "  tools: [hello"),
-      says:
-        /^error: a\d+\/hermit\.yaml:6:10: not valid YAML: the \[ opened here is never closed; end the list with \]$/,
+      make: () => variant("  tools: [hello]", "  tools: [hello"),
+      says: (l) => `${l}:10: not valid YAML: the [ opened here is never closed; end the list with ]`,
     },
     {
       what: "a key indented differently from its neighbours",
-      text: edit(7, "   context: CONTEXT.md"),
-      says:
-        /^error: a\d+\/hermit\.yaml:7:4: not valid YAML: this key is indented 3 spaces, its neighbours 2; keys of one mapping start in the same column$/,
+      make: () => variant("  context: CONTEXT.md", (l) => " " + l),
+      says: (l) =>
+        `${l}:4: not valid YAML: this key is indented 3 spaces, its neighbours 2; keys of one mapping start in the same column`,
     },
     {
       what: "a value starting with a reserved character",
-      text: edit(3, "description: @team tools"),
-      says:
-        /^error: a\d+\/hermit\.yaml:3:14: not valid YAML: a value cannot start with '@'; quote it: description: '@team tools'$/,
+      make: () => variant("description: A new hermit adapter", "description: @team tools"),
+      says: (l) =>
+        `${l}:14: not valid YAML: a value cannot start with '@'; quote it: description: '@team tools'`,
     },
     {
       what: "a key that appears twice",
-      text: INIT + "name: again\n",
-      says:
-        /^error: a\d+\/hermit\.yaml:22:1: not valid YAML: 'name' appears twice in this mapping \(first on line 1\); a key may appear only once, so remove or merge the repeat$/,
+      make: () => {
+        const text = init + "name: again\n";
+        return { text, line: text.split("\n").length - 1 };
+      },
+      says: (l) =>
+        `${l}:1: not valid YAML: 'name' appears twice in this mapping (first on line ${
+          init.split("\n").findIndex((x) => x.startsWith("name:")) + 1
+        }); a key may appear only once, so remove or merge the repeat`,
     },
   ];
   for (const c of cases) {
-    it(`${c.what}`, async () => {
-      const dir = adapter(c.text, { "CONTEXT.md": "hi\n", "tools/hello.sh": "echo hi\n" });
+    it(c.what, async () => {
+      const { text, line } = c.make();
+      const dir = adapter(text, { "CONTEXT.md": "hi\n", "tools/hello.sh": "echo hi\n" });
       for (const cmd of ["check", "tools"]) {
         const r = await run([cmd, dir]);
-        assertOneLine(r, 2, c.says, `${c.what} (${cmd})`);
+        assertOneLine(r, 2, `error: ${dir}/hermit.yaml:${c.says(line)}`, `${c.what} (${cmd})`);
       }
     });
   }
