@@ -6,26 +6,18 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { hermitBin, hermitEnv, runHermit } from "../helpers/hermit.ts";
 import { collect, kill, Reaper, waitFor } from "../helpers/procs.ts";
-import { requirements } from "../helpers/requirements.ts";
+import { requirements, scriptNeed } from "../helpers/requirements.ts";
 import { memoryServer, servicePids, writeStandaloneAdapter } from "../helpers/service.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { shellQuote } from "../../src/platform/shell_quote.ts";
 
-let hasScript = false;
-try {
-  hasScript = execFileSync("script", ["--version"], { encoding: "utf8" }).includes("util-linux");
-} catch { /* no script */ }
-const tty = requirements([{
-  what: "script (util-linux)",
-  ok: hasScript,
-  fix: "apt-get install -y util-linux",
-}]);
+const tty = requirements([scriptNeed()]);
 
 /** `argv` in a pseudo-terminal (stdin, stdout and stderr all on it); its whole output. */
 function inTerminal(command: string, env: Record<string, string | undefined>, reaper: Reaper) {

@@ -7,6 +7,7 @@
  *
  * The summary itself (`skipSummary`) is here too, next to the record format it reads.
  */
+import { execFileSync } from "node:child_process";
 import { accessSync, appendFileSync, constants, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
@@ -73,6 +74,15 @@ export function toolNeeds(packages: Record<string, string>): Need[] {
     ok: findTool(tool) !== undefined,
     fix: `apt-get install -y ${pkg}`,
   }));
+}
+
+/** util-linux `script`, which runs a command in a pseudo-terminal (tests of what a person at a terminal sees). */
+export function scriptNeed(): Need {
+  let ok = false;
+  try {
+    ok = execFileSync("script", ["--version"], { encoding: "utf8" }).includes("util-linux");
+  } catch { /* no script */ }
+  return { what: "script (util-linux)", ok, fix: "apt-get install -y util-linux" };
 }
 
 function record(missing: Need[], test: string | undefined): void {
