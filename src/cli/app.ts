@@ -54,7 +54,8 @@ export async function runCli(argv: string[]): Promise<number> {
   });
   // Whether the command that runs was asked for JSON: then its errors are JSON on stdout too.
   // Before commander has picked the command (a usage error), the word on the command line decides.
-  let json = argv.slice(0, Math.max(0, argv.indexOf("--")) || argv.length).includes("--json");
+  const end = argv.indexOf("--");
+  let json = (end < 0 ? argv : argv.slice(0, end)).includes("--json");
   program.hook("preAction", (_program, action) => {
     json = action.opts().json === true;
   });
