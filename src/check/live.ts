@@ -39,11 +39,11 @@ export function compareTools(
 
 /** What the live start waits on, for a person watching: the adapter's upstreams (npx may download). */
 export function startLabel(m: Manifest): string {
-  if (m.serve.lifecycle === "standalone") return `the ${m.name} service to start and answer`;
+  const what = m.serve.lifecycle === "standalone" ? `the ${m.name} service` : m.name;
   const stdio = Object.values(m.upstreams).filter((u) => u.enabled && u.kind === "stdio");
-  if (stdio.length === 0) return `${m.name} to answer`;
+  if (stdio.length === 0) return `${what} to start and answer`;
   const downloads = stdio.some((u) => /^(npx|uvx|bunx|pnpx)(\.cmd|\.exe)?$/.test(path.basename(u.command!)));
-  return `${m.name}'s upstream servers to start: ${
+  return `${what} to start its upstream servers: ${
     stdio.map((u) => `mcp_servers.${u.name} (${[u.command, ...u.args].join(" ")})`).join(", ")
   }${downloads ? "; a first npx/uvx run downloads the package" : ""}`;
 }

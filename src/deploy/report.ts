@@ -207,7 +207,9 @@ export function renderReport(r: DeployReport): string {
         ? "nothing changed"
         : `${n} file${n === 1 ? "" : "s"} changed; ${
           r.recordRemoved
-            ? `nothing hermit wrote is left here, so its record (${r.record}) is gone too`
+            ? `nothing hermit wrote is left ${
+              r.scope === "project" ? "here" : "in the user's configuration"
+            }, so its record (${r.record}) is gone too`
             : `record in ${r.record}`
         }`,
     );

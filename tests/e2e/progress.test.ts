@@ -62,7 +62,7 @@ mcp_servers:
     const r = await collect(child, "", 90_000, "check in a terminal");
     assert.equal(r.code, 0, r.stdout);
     const shown = r.stdout.indexOf(
-      "hermit: waiting for slow's upstream servers to start: mcp_servers.memory",
+      "hermit: waiting for slow to start its upstream servers: mcp_servers.memory",
     );
     assert.ok(shown >= 0, `the wait is shown:\n${JSON.stringify(r.stdout)}`);
     const erased = r.stdout.lastIndexOf("\r\x1b[K");
