@@ -57,6 +57,31 @@ describe(
       );
     });
 
+    it("the summary groups what one command installs, and says where only one runtime skipped", () => {
+      const hosts = "npm --prefix .ci/hosts ci";
+      const both: SkipRecord[] = [
+        { file: "tests/e2e/host_claude.test.ts", what: "Claude Code CLI", fix: hosts },
+        { file: "tests/e2e/host_deploy.test.ts", what: "Claude Code CLI", fix: hosts },
+        { file: "tests/e2e/host_deploy.test.ts", what: "Codex CLI", fix: hosts },
+      ];
+      const wine = {
+        file: "tests/e2e/platforms_windows.test.ts",
+        what: "wine64",
+        fix: "apt-get install -y wine64",
+      };
+      assert.equal(
+        skipSummary({ deno: [...both, wine], bun: both }),
+        "skipped: 3 test files need what this machine lacks (CI installs it and fails without it):\n" +
+          "  wine64 is missing (apt-get install -y wine64):\n" +
+          "    tests/e2e/platforms_windows.test.ts [deno only]\n" +
+          `  Claude Code CLI and Codex CLI are missing (${hosts}):\n` +
+          "    tests/e2e/host_claude.test.ts\n" +
+          "    tests/e2e/host_deploy.test.ts\n" +
+          `install all of it (Debian packages and the host CLIs, as CI does): ${INSTALL_COMMAND}\n`,
+      );
+      assert.equal(skipSummary({ deno: [], bun: [] }), "", "nothing skipped, nothing said");
+    });
+
     it("without the test command's record file, each skip is said on stderr", async () => {
       const r = await runFixture("bun", { PATH: empty });
       assert.equal(r.code, 0, r.stdout + r.stderr);

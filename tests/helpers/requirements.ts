@@ -129,18 +129,18 @@ export function readSkips(file: string): SkipRecord[] {
 }
 
 /**
- * The end-of-run summary, one block whatever the runtimes: per missing thing (with its fix) the
- * test files it skipped, a note where only some runtimes skipped it, and the install command.
- * Empty when nothing was skipped.
+ * The end-of-run summary, one block whatever the runtimes: per fix (an install command) what is
+ * missing and the test files it skipped, a note where only some runtimes skipped one, and the
+ * command that installs it all. Empty when nothing was skipped.
  */
 export function skipSummary(byRuntime: Record<string, SkipRecord[]>): string {
   const runtimes = Object.keys(byRuntime);
-  const groups = new Map<string, { what: string; fix: string; files: Map<string, Set<string>> }>();
+  const groups = new Map<string, { whats: Set<string>; files: Map<string, Set<string>> }>();
   for (const [runtime, records] of Object.entries(byRuntime)) {
     for (const r of records) {
-      const key = `${r.what}\u0000${r.fix}`;
-      const g = groups.get(key) ?? { what: r.what, fix: r.fix, files: new Map() };
-      groups.set(key, g);
+      const g = groups.get(r.fix) ?? { whats: new Set<string>(), files: new Map() };
+      groups.set(r.fix, g);
+      g.whats.add(r.what);
       const shown = r.test ? `${r.file} (${r.test})` : r.file;
       const where = g.files.get(shown) ?? new Set<string>();
       where.add(runtime);
@@ -154,8 +154,12 @@ export function skipSummary(byRuntime: Record<string, SkipRecord[]>): string {
       files.size === 1 ? "s" : ""
     } what this machine lacks (CI installs it and fails without it):`,
   ];
-  for (const g of [...groups.values()].sort((a, b) => a.what.localeCompare(b.what))) {
-    lines.push(`  ${g.what} is missing (${g.fix}):`);
+  for (const [fix, g] of [...groups].sort(([a], [b]) => a.localeCompare(b))) {
+    const whats = [...g.whats].sort();
+    const missing = whats.length === 1
+      ? `${whats[0]} is missing`
+      : `${whats.slice(0, -1).join(", ")} and ${whats.at(-1)} are missing`;
+    lines.push(`  ${missing} (${fix}):`);
     for (const [file, where] of [...g.files].sort(([a], [b]) => a.localeCompare(b))) {
       const only = where.size < runtimes.length ? ` [${[...where].sort().join(", ")} only]` : "";
       lines.push(`    ${file}${only}`);
