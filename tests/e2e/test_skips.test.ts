@@ -4,13 +4,19 @@
  * both runtimes record the same, so the run's summary names the tool, its fix, the test file and
  * the one install command once; under CI the same suite fails with the fix.
  */
-import { after, describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { bunPath, root, runCommand } from "../helpers/hermit.ts";
-import { INSTALL_COMMAND, readSkips, type SkipRecord, skipSummary } from "../helpers/requirements.ts";
+import {
+  INSTALL_COMMAND,
+  readSkips,
+  requirements,
+  type SkipRecord,
+  skipSummary,
+} from "../helpers/requirements.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const FIXTURE = "tests/fixtures/skips/needs_busybox.ts";
@@ -27,10 +33,16 @@ function runFixture(runtime: "deno" | "bun", env: Record<string, string>) {
   return runCommand(cmd, args, { cwd: root, env: { ...base, ...env }, timeoutMs: 120_000 });
 }
 
+const runners = requirements([
+  { what: "deno (HERMIT_DENO)", ok: !!deno, fix: "run it through deno task test, which sets HERMIT_DENO" },
+  { what: "bun (node_modules/.bin/bun)", ok: !!bun, fix: "npm ci" },
+]);
+
 describe(
   "tests whose OS tool is missing",
-  { skip: !deno || !bun ? "needs both deno and bun" : false },
+  { skip: runners.skip },
   () => {
+    before(() => runners.assertReady());
     const tmp = tempDir("hermit-skips-");
     const empty = path.join(tmp.path, "empty-path");
     mkdirSync(empty);
