@@ -9,6 +9,7 @@ import { parse as parseYaml } from "yaml";
 import { Exit, HermitError } from "../errors.ts";
 import { strictestNameBudget } from "../hosts/index.ts";
 import { displayPath, MANIFEST_FILE } from "../manifest/load.ts";
+import { docsSection } from "../docs.ts";
 
 export interface ScaffoldResult {
   dir: string;
@@ -124,7 +125,7 @@ export function scaffoldAdapter(dir: string, platform: NodeJS.Platform): Scaffol
 }
 
 function manifestTemplate(name: string, run: string): string {
-  return `# hermit adapter manifest. Reference: the hermit README ("The manifest").
+  return `# hermit adapter manifest. Reference: ${docsSection("The adapter")}
 name: ${name}
 version: 0.1.0
 description: A new hermit adapter

@@ -3,13 +3,16 @@
  * as a child process, exactly as a host would), `initialize`, and compare `tools/list` with
  * `exports.tools`. What serve logged on stderr (warnings, scan findings) is reported too.
  */
+import path from "node:path";
 import process from "node:process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { mcpMessageOf } from "../errors.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { GroupStdioTransport } from "../mcp/stdio_transport.ts";
 import { selfCommand } from "../platform/runtime.ts";
+import { waitingOn } from "../progress.ts";
 import { VERSION } from "../version.ts";
+import { missingToolFindings, ServeLog, type UpstreamFailure } from "./serve_log.ts";
 import type { Finding } from "./static.ts";
 
 export interface LiveOptions {
@@ -17,6 +20,11 @@ export interface LiveOptions {
   timeoutMs: number;
   /** Extra arguments for `serve` (e.g. the relay's `--serve-url`). */
   serveArgs?: string[];
+  /**
+   * The upstreams that could not be started, when serve's own log does not have them (a relay:
+   * they are in its service); default: what serve said.
+   */
+  failures?: () => Promise<UpstreamFailure[]>;
 }
 
 /** Compare what a live server lists with what the manifest exports. Pure. */
@@ -27,6 +35,17 @@ export function compareTools(
   const s = new Set(served);
   const e = new Set(exported);
   return { missing: exported.filter((n) => !s.has(n)), extra: served.filter((n) => !e.has(n)) };
+}
+
+/** What the live start waits on, for a person watching: the adapter's upstreams (npx may download). */
+export function startLabel(m: Manifest): string {
+  const what = m.serve.lifecycle === "standalone" ? `the ${m.name} service` : m.name;
+  const stdio = Object.values(m.upstreams).filter((u) => u.enabled && u.kind === "stdio");
+  if (stdio.length === 0) return `${what} to start and answer`;
+  const downloads = stdio.some((u) => /^(npx|uvx|bunx|pnpx)(\.cmd|\.exe)?$/.test(path.basename(u.command!)));
+  return `${what} to start its upstream servers: ${
+    stdio.map((u) => `mcp_servers.${u.name} (${[u.command, ...u.args].join(" ")})`).join(", ")
+  }${downloads ? "; a first npx/uvx run downloads the package" : ""}`;
 }
 
 export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Finding[]> {
@@ -41,37 +60,36 @@ export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Find
       ...(m.serve.lifecycle === "standalone" ? ["--no-warm-start"] : []),
       ...(opts.serveArgs ?? []),
     ],
-    env: { ...(process.env as Record<string, string>), HERMIT_LOG: "info" },
+    // JSON lines: what serve reports (an upstream that could not start) is read, not parsed from sentences
+    env: { ...(process.env as Record<string, string>), HERMIT_LOG: "info", HERMIT_LOG_FORMAT: "json" },
     cwd: process.cwd(),
   });
-  const said: string[] = [];
-  transport.onStderrLine = (line) => {
-    if (/^hermit: (warn|error): /.test(line)) said.push(line.replace(/^hermit: /, ""));
-  };
+  const heard = new ServeLog();
+  transport.onStderrLine = (line) => heard.add(line);
   const client = new Client({ name: "hermit-check", version: VERSION }, { capabilities: {} });
   const findings: Finding[] = [];
   const t0 = performance.now();
+  const waiting = waitingOn(startLabel(m));
   try {
     await client.connect(transport, { timeout: opts.timeoutMs });
     const initMs = Math.round(performance.now() - t0);
-    const { tools } = await client.listTools(undefined, { timeout: opts.timeoutMs });
-    const served = tools.map((t) => t.name);
+    // a server with no tools need not offer tools/list at all (no `tools` capability)
+    const served = client.getServerCapabilities()?.tools
+      ? (await client.listTools(undefined, { timeout: opts.timeoutMs })).tools.map((t) => t.name)
+      : [];
+    waiting.done();
     const { missing, extra } = compareTools(m.exports.tools, served);
     if (missing.length === 0 && extra.length === 0) {
       findings.push({
         level: "ok",
         area: "health",
-        message:
-          `live: initialize answered in ${initMs} ms; tools/list matches exports.tools (${served.length} tools)`,
+        message: served.length === 0
+          ? `live: initialize answered in ${initMs} ms; it serves no tools, as exports.tools says`
+          : `live: initialize answered in ${initMs} ms; tools/list matches exports.tools (${served.length} tools)`,
       });
     }
-    if (missing.length) {
-      findings.push({
-        level: "problem",
-        area: "health",
-        message: `live: exported but not served: ${missing.join(", ")}`,
-      });
-    }
+    const failures = missing.length && opts.failures ? await opts.failures() : heard.failures;
+    findings.push(...missingToolFindings(m, missing, failures, heard.notServed));
     if (extra.length) {
       findings.push({
         level: "problem",
@@ -80,7 +98,7 @@ export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Find
       });
     }
   } catch (err) {
-    const tail = transport.stderrTail.slice(-3).join(" | ");
+    const tail = heard.tail(3).join(" | ");
     findings.push({
       level: "problem",
       area: "health",
@@ -89,14 +107,12 @@ export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Find
       }`,
     });
   } finally {
+    waiting.done();
     await client.close().catch(() => {});
     await transport.close().catch(() => {});
   }
-  for (const line of said) {
-    // refusals are already static findings
-    if (!line.startsWith("error: refused:")) {
-      findings.push({ level: "warning", area: "serve", message: `serve: ${line}` });
-    }
+  for (const line of heard.warnings) {
+    findings.push({ level: "warning", area: "serve", message: `serve: ${line}` });
   }
   return findings;
 }

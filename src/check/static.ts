@@ -80,7 +80,12 @@ export function staticFindings(
     }
   });
   if (m.exports.tools.length === 0) {
-    add("warning", "exports", "exports.tools is empty: hosts will get no tools", at(["exports"]));
+    add(
+      "warning",
+      "exports",
+      "no tools exported, so hosts get no tools (fine for an adapter of context, skills or roles only); list the tools to serve in exports: { tools: […] }",
+      at(["exports"]),
+    );
   }
   for (const name of Object.keys(m.tools)) {
     if (!m.exports.tools.includes(name)) {

@@ -15,7 +15,8 @@ import { registerConvert, registerDeploy } from "./deploy.ts";
 import { registerInit } from "./init.ts";
 import { registerLock } from "./lock.ts";
 import { registerLogin, registerLogout } from "./login.ts";
-import { writeErr, writeOut } from "./output.ts";
+import { MAIN_HELP_FOOTER, UNKNOWN_COMMAND_HINT } from "./help.ts";
+import { printJson, writeErr, writeOut } from "./output.ts";
 import { registerServe } from "./serve.ts";
 import { registerStatus } from "./status.ts";
 import { registerTools } from "./tools.ts";
@@ -23,7 +24,7 @@ import { registerWatchdog } from "./watchdog.ts";
 
 export type SetExit = (code: number) => void;
 
-function buildProgram(setExit: SetExit): Command {
+export function buildProgram(setExit: SetExit): Command {
   const program = new Command("hermit")
     .description("Turn a directory (an adapter) into MCP tools any agent host can use, and run them safely.")
     .version(`hermit ${VERSION}`, "-V, --version", "print the version")
@@ -31,13 +32,10 @@ function buildProgram(setExit: SetExit): Command {
     .helpCommand("help [command]", "show help for a command")
     .enablePositionalOptions()
     .exitOverride()
-    .configureOutput({ writeOut: (s) => void writeOut(s), writeErr })
+    // commander's error lines are written by exitCodeFor (with a pointer to the help where it helps)
+    .configureOutput({ writeOut: (s) => void writeOut(s), writeErr, outputError: () => {} })
     .showSuggestionAfterError(true)
-    .addHelpText(
-      "after",
-      "\nExit codes: 0 ok, 1 unexpected, 2 usage or invalid input, 3 check found problems,\n" +
-        "4 refused by policy, 5 no service running.\nDocs: README.md in the hermit repository.",
-    );
+    .addHelpText("after", MAIN_HELP_FOOTER);
   registerInit(program, setExit);
   registerCheck(program, setExit);
   registerServe(program, setExit);
@@ -60,13 +58,34 @@ export async function runCli(argv: string[]): Promise<number> {
   const program = buildProgram((c) => {
     code = c;
   });
+  // Whether the command that runs was asked for JSON: then its errors are JSON on stdout too.
+  // Before commander has picked the command (a usage error), the word on the command line decides.
+  const end = argv.indexOf("--");
+  let json = (end < 0 ? argv : argv.slice(0, end)).includes("--json");
+  program.hook("preAction", (_program, action) => {
+    json = action.opts().json === true;
+  });
   try {
     await program.parseAsync(helpAsFlag(program, argv), { from: "user" });
   } catch (err) {
     code = exitCodeFor(err);
+    const error = json && code !== 0 ? errorObject(err, code) : undefined;
+    if (error) await printJson({ error });
   }
   await writeOut("");
   return code;
+}
+
+/** An error as JSON for `--json` callers: the message as the stderr line says it, the exit code, located issues. */
+function errorObject(err: unknown, code: number): Record<string, unknown> | undefined {
+  if (err instanceof CommanderError) {
+    if (err.code === "commander.help" || err.code === "commander.helpDisplayed") return undefined;
+    return { message: commanderMessage(err).replace(/^error: /, ""), exit_code: code };
+  }
+  if (!(err instanceof HermitError)) return { message: `unexpected: ${messageOf(err)}`, exit_code: code };
+  // a manifest error carries its issues located (file, line, col, path, message)
+  const issues = (err as { issues?: unknown }).issues;
+  return { message: err.message, exit_code: code, ...(Array.isArray(issues) ? { issues } : {}) };
 }
 
 /**
@@ -84,10 +103,18 @@ function helpAsFlag(program: Command, argv: string[]): string[] {
   return [target];
 }
 
+/** commander's error message, an unknown command's pointing at the help. */
+function commanderMessage(err: CommanderError): string {
+  if (err.code !== "commander.unknownCommand") return err.message;
+  const [first, ...rest] = err.message.split("\n");
+  return [`${first}; ${UNKNOWN_COMMAND_HINT}`, ...rest].join("\n");
+}
+
 function exitCodeFor(err: unknown): number {
   if (err instanceof CommanderError) {
-    // commander has already printed its message (or the help text). It exits 0 for --help,
+    // commander has already printed the help text, where it showed one. It exits 0 for --help,
     // --version and `help`, 1 for usage errors and for the help it shows when no command is given.
+    if (err.exitCode !== 0 && err.code !== "commander.help") writeErr(`${commanderMessage(err)}\n`);
     return err.exitCode === 0 ? 0 : 2;
   }
   if (err instanceof HermitError) {

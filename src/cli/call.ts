@@ -5,9 +5,10 @@
  */
 import type { Command } from "@commander-js/extra-typings";
 import { Exit, usageError } from "../errors.ts";
-import { setLogLevel } from "../log.ts";
+import { omitEvents, setLogLevel } from "../log.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { SetExit } from "./app.ts";
+import { examples } from "./help.ts";
 import { printJson, writeOut } from "./output.ts";
 import { ttyAvailable, ttyElicit } from "./tty_prompt.ts";
 
@@ -27,6 +28,13 @@ function parseArgs(text: string): Record<string, unknown> {
 export function registerCall(program: Command, setExit: SetExit): void {
   program.command("call")
     .description("call one tool through the whole gate stack, as a host would")
+    .addHelpText(
+      "after",
+      examples(
+        [`hermit call my-tools hello --args '{"name": "Ada"}'`],
+        ["hermit call my-tools hello --json", "the raw MCP result"],
+      ),
+    )
     .argument("<dir>", "the adapter directory")
     .argument("<tool>", "the exported tool name")
     .option("--args <json>", "the arguments as a JSON object", "{}")
@@ -34,6 +42,7 @@ export function registerCall(program: Command, setExit: SetExit): void {
     .option("-v, --verbose", "show upstream servers' stderr")
     .action(async (dir, tool, opts) => {
       if (!opts.verbose) setLogLevel("warn");
+      omitEvents(["upstream-failed", "not-served"]); // a tool that cannot run says why in its error
       const args = parseArgs(opts.args);
       const manifest = loadManifest(dir);
       const { callOnce } = await import("../mcp/diagnostics.ts");

@@ -11,6 +11,7 @@ import { Exit } from "../errors.ts";
 import { lockStaticFindings } from "../lock/findings.ts";
 import { loadManifestWithSource } from "../manifest/load.ts";
 import type { SetExit } from "./app.ts";
+import { examples } from "./help.ts";
 import { positiveSeconds } from "./options.ts";
 import { color, printJson, writeOut } from "./output.ts";
 
@@ -18,6 +19,13 @@ export function registerCheck(program: Command, setExit: SetExit): void {
   program.command("check")
     .description(
       "check an adapter: manifest, exports, screening, context, skills, roles, name budget, then a live start",
+    )
+    .addHelpText(
+      "after",
+      examples(
+        ["hermit check my-tools", "everything, with a live start"],
+        ["hermit check my-tools --static --json", "no start; the report as JSON"],
+      ),
     )
     .argument("[dir]", "the adapter directory", ".")
     .option("--json", "print the report as JSON")
@@ -31,8 +39,14 @@ export function registerCheck(program: Command, setExit: SetExit): void {
         ...lockStaticFindings(loaded.manifest),
       ];
       if (!opts.static) {
-        const { liveFindings } = await import("../check/live.ts");
-        findings.push(...await liveFindings(loaded.manifest, { timeoutMs: opts.timeout * 1000 }));
+        const live = { timeoutMs: opts.timeout * 1000 };
+        if (loaded.manifest.serve.lifecycle === "standalone") {
+          const { standaloneFindings } = await import("../check/standalone.ts");
+          findings.push(...await standaloneFindings(loaded.manifest, live));
+        } else {
+          const { liveFindings } = await import("../check/live.ts");
+          findings.push(...await liveFindings(loaded.manifest, live));
+        }
         // tools missing from the live list: show the ones hermit.lock withholds, with their diff
         if (findings.some((f) => f.area === "health" && f.level === "problem")) {
           const { lockLiveFindings } = await import("../lock/findings.ts");

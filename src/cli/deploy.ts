@@ -12,6 +12,7 @@ import { homeDir } from "../platform/paths.ts";
 import { Exit, usageError } from "../errors.ts";
 import type { Scope } from "../hosts/types.ts";
 import type { SetExit } from "./app.ts";
+import { examples } from "./help.ts";
 import { printJson, writeOut } from "./output.ts";
 
 const HOSTS_HELP =
@@ -26,7 +27,7 @@ interface Flags {
   json?: boolean;
 }
 
-function withFlags(cmd: Command) {
+function withFlags(cmd: Command, name: "deploy" | "convert") {
   return cmd
     .option("--host <hosts...>", `the hosts (several, or comma-separated): ${HOSTS_HELP}`)
     .option(
@@ -34,7 +35,7 @@ function withFlags(cmd: Command) {
       "point hosts at a running service (hermit serve --standalone) instead of starting hermit",
     )
     .option("--dry-run", "show the changes as a diff; write nothing")
-    .option("--remove", "undo what deploy wrote (every host on record when --host is not given)")
+    .option("--remove", `undo what ${name} wrote (every host on record when --host is not given)`)
     .option(
       "--force",
       "replace an entry of the same name that hermit did not write (or that was changed since)",
@@ -73,8 +74,15 @@ export function registerDeploy(program: Command, setExit: SetExit): void {
   const cmd = program.command("deploy")
     .description("deploy an adapter into a project: each host's MCP config, context, skills and roles")
     .argument("<dir>", "the adapter directory")
-    .argument("[project]", "the project directory", ".");
-  withFlags(cmd as unknown as Command).action(async (...args: unknown[]) => {
+    .argument("[project]", "the project directory", ".")
+    .addHelpText(
+      "after",
+      examples(
+        ["hermit deploy my-tools . --host claude,codex", "into this project, for Claude Code and Codex"],
+        ["hermit deploy my-tools . --remove", "undo it, byte for byte"],
+      ),
+    );
+  withFlags(cmd as unknown as Command, "deploy").action(async (...args: unknown[]) => {
     const [dir, project, flags] = args as [string, string, Flags];
     const abs = path.resolve(project);
     const { isDir } = await import("../adapter/content.ts");
@@ -86,8 +94,15 @@ export function registerDeploy(program: Command, setExit: SetExit): void {
 export function registerConvert(program: Command, setExit: SetExit): void {
   const cmd = program.command("convert")
     .description("convert an adapter into the user's own host configuration (every project sees it)")
-    .argument("<dir>", "the adapter directory");
-  withFlags(cmd as unknown as Command).action(async (...args: unknown[]) => {
+    .argument("<dir>", "the adapter directory")
+    .addHelpText(
+      "after",
+      examples(
+        ["hermit convert my-tools --host hermes", "into your own Hermes config (every project)"],
+        ["hermit convert my-tools --remove --host hermes"],
+      ),
+    );
+  withFlags(cmd as unknown as Command, "convert").action(async (...args: unknown[]) => {
     const [dir, flags] = args as [string, Flags];
     await run(dir, "user", undefined, flags, setExit);
   });

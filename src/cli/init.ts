@@ -6,11 +6,19 @@ import { HermitError } from "../errors.ts";
 import { displayPath, MANIFEST_FILE } from "../manifest/load.ts";
 import { shellQuote } from "../platform/shell_quote.ts";
 import type { SetExit } from "./app.ts";
+import { examples } from "./help.ts";
 import { printJson, writeOut } from "./output.ts";
 
 export function registerInit(program: Command, setExit: SetExit): void {
   program.command("init")
     .description("create a new adapter with one working command tool")
+    .addHelpText(
+      "after",
+      examples(
+        ["hermit init my-tools", "a new adapter in ./my-tools"],
+        ["hermit init", "make the current directory an adapter"],
+      ),
+    )
     .argument("[dir]", "directory to create the adapter in", ".")
     .option("--json", "print the result as JSON")
     .action(async (dir, opts) => {

@@ -9,8 +9,10 @@ import process from "node:process";
 import { createInterface } from "node:readline";
 import type { Command } from "@commander-js/extra-typings";
 import { Exit } from "../errors.ts";
+import { waitingOn } from "../progress.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { SetExit } from "./app.ts";
+import { examples } from "./help.ts";
 import { positiveSeconds } from "./options.ts";
 import { writeErr, writeOut } from "./output.ts";
 
@@ -28,6 +30,13 @@ export function registerLogin(program: Command, setExit: SetExit): void {
     .description(
       "log in to an OAuth upstream (auth: oauth): prints the address to open, then takes the answer",
     )
+    .addHelpText(
+      "after",
+      examples(
+        ["hermit login my-tools search", "log in to mcp_servers.search"],
+        ["hermit login my-tools search --timeout 600"],
+      ),
+    )
     .argument("<dir>", "the adapter directory")
     .argument("<server>", "the mcp_servers entry")
     .option(
@@ -39,7 +48,8 @@ export function registerLogin(program: Command, setExit: SetExit): void {
     .action(async (dir, server, opts) => {
       const manifest = loadManifest(dir);
       const { login } = await import("../mcp/oauth/login.ts");
-      const r = await login(manifest, server, { say: writeErr, readLines: readStdinLines }, {
+      const io = { say: writeErr, readLines: readStdinLines, waiting: (what: string) => waitingOn(what) };
+      const r = await login(manifest, server, io, {
         timeoutMs: opts.timeout * 1000,
       });
       const tools = `${r.tools} tool${r.tools === 1 ? "" : "s"}`;
@@ -55,6 +65,12 @@ export function registerLogin(program: Command, setExit: SetExit): void {
 export function registerLogout(program: Command, setExit: SetExit): void {
   program.command("logout")
     .description("forget the stored OAuth login of an upstream")
+    .addHelpText(
+      "after",
+      examples(
+        ["hermit logout my-tools search"],
+      ),
+    )
     .argument("<dir>", "the adapter directory")
     .argument("<server>", "the mcp_servers entry")
     .action(async (dir, server) => {

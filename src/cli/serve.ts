@@ -12,6 +12,7 @@ import { TOKEN_VAR } from "../hosts/types.ts";
 import { loadManifest } from "../manifest/load.ts";
 import { readToken } from "../service/access.ts";
 import type { SetExit } from "./app.ts";
+import { examples } from "./help.ts";
 import { writeErr, writeOut } from "./output.ts";
 
 const collect = (v: string, prev: string[]) => [...prev, v];
@@ -27,6 +28,16 @@ export function registerServe(program: Command, setExit: SetExit): void {
   program.command("serve")
     .description(
       "serve an adapter to a host over stdio (logs go to stderr); or run or reach its shared service",
+    )
+    .addHelpText(
+      "after",
+      examples(
+        ["hermit serve my-tools", "what a host runs: MCP over stdio"],
+        [
+          "hermit serve my-tools --standalone --daemon",
+          "a standalone adapter's shared service, in the background",
+        ],
+      ),
     )
     .argument("[dir]", "the adapter directory", ".")
     .option("--standalone", "run the shared HTTP service for this adapter (prints its endpoint)")

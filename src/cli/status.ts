@@ -3,12 +3,20 @@ import type { Command } from "@commander-js/extra-typings";
 import { Exit } from "../errors.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { SetExit } from "./app.ts";
+import { examples } from "./help.ts";
 import { printJson, writeOut } from "./output.ts";
 
 export function registerStatus(program: Command, setExit: SetExit): void {
   program.command("status")
     .description(
       "show a standalone service: url, pid, uptime, clients, upstream states (exit 5 when none runs)",
+    )
+    .addHelpText(
+      "after",
+      examples(
+        ["hermit status team-memory", "is its service running, and how are its upstreams"],
+        ["hermit status team-memory --json"],
+      ),
     )
     .argument("[dir]", "the adapter directory", ".")
     .option("--json", "print the status as JSON")
@@ -38,6 +46,12 @@ export function registerStatus(program: Command, setExit: SetExit): void {
 
   program.command("stop")
     .description("stop a standalone service cleanly (its upstreams too)")
+    .addHelpText(
+      "after",
+      examples(
+        ["hermit stop team-memory"],
+      ),
+    )
     .argument("[dir]", "the adapter directory", ".")
     .action(async (dir) => {
       const m = loadManifest(dir);

@@ -1,21 +1,30 @@
 /** `hermit tools DIR`: the effective tool list: source, trust, read-only, scan findings. */
 import type { Command } from "@commander-js/extra-typings";
 import { Exit } from "../errors.ts";
-import { setLogLevel } from "../log.ts";
+import { omitEvents, setLogLevel } from "../log.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { SetExit } from "./app.ts";
+import { examples } from "./help.ts";
 import { color, printJson, writeOut } from "./output.ts";
 
 export function registerTools(program: Command, setExit: SetExit): void {
   program.command("tools")
     .description(
-      "list the tools an adapter serves: source, trust, read-only flag and description-scan findings",
+      "list the tools an adapter serves: source, trust, read-only flag and description-scan findings (exit 3 when an exported tool is missing)",
+    )
+    .addHelpText(
+      "after",
+      examples(
+        ["hermit tools my-tools", "what a host will see"],
+        ["hermit tools my-tools --json"],
+      ),
     )
     .argument("[dir]", "the adapter directory", ".")
     .option("--json", "print the list as JSON")
     .option("-v, --verbose", "show upstream servers' stderr")
     .action(async (dir, opts) => {
       if (!opts.verbose) setLogLevel("warn");
+      omitEvents(["upstream-failed", "not-served"]); // the list's missing: lines say them
       const manifest = loadManifest(dir);
       const { effectiveTools } = await import("../mcp/diagnostics.ts");
       const report = await effectiveTools(manifest, opts.verbose);
@@ -42,6 +51,6 @@ export function registerTools(program: Command, setExit: SetExit): void {
         ];
         await writeOut([header, ...lines, ...extra].join("\n") + "\n");
       }
-      setExit(report.refused.length ? Exit.refused : Exit.ok);
+      setExit(report.refused.length ? Exit.refused : report.missing.length ? Exit.problems : Exit.ok);
     });
 }

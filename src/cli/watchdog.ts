@@ -8,12 +8,19 @@ import { type Command, Option } from "@commander-js/extra-typings";
 import { usageError } from "../errors.ts";
 import { runWatchdog, WATCHDOG_DEFAULTS } from "../process/watchdog_run.ts";
 import type { SetExit } from "./app.ts";
+import { examples } from "./help.ts";
 import { positiveSeconds } from "./options.ts";
 
 export function registerWatchdog(program: Command, setExit: SetExit): void {
   program.command("watchdog")
     .description(
       "run CMD in its own process group; when process N dies, SIGTERM the group, then SIGKILL after the grace period",
+    )
+    .addHelpText(
+      "after",
+      examples(
+        ["hermit watchdog --ppid $$ -- npx -y @modelcontextprotocol/server-memory", "stops with this shell"],
+      ),
     )
     .usage("--ppid N [--grace S] [--poll S] -- CMD [ARGS…]")
     .requiredOption("--ppid <pid>", "the process to watch", (v) => {

@@ -36,6 +36,8 @@ export interface DeployReport {
   root: string;
   /** The record of what hermit wrote here (deleted when nothing is left on it). */
   record: string;
+  /** True when this run removed the record: nothing hermit wrote is left here. */
+  recordRemoved?: boolean;
   /** Where this run's backups of the files it changed are (none when it changed no existing file). */
   backups?: string;
   hosts: HostReport[];
@@ -59,6 +61,8 @@ interface Inputs {
   recordFile: string;
   show: (file: string) => string;
   backups?: string;
+  /** Whether the record file exists after the run (it is gone once nothing is on it). */
+  recordExists: boolean;
 }
 
 export function buildReport(x: Inputs): DeployReport {
@@ -88,6 +92,7 @@ export function buildReport(x: Inputs): DeployReport {
     scope: o.scope,
     root: x.root,
     record: x.recordFile,
+    ...(!o.dryRun && !x.recordExists ? { recordRemoved: true } : {}),
     ...(x.backups ? { backups: x.backups } : {}),
     hosts,
     changed: x.changes.map((c) => ({
@@ -102,6 +107,38 @@ export function buildReport(x: Inputs): DeployReport {
   if (o.serveUrl && !o.remove) report.tokenVar = TOKEN_VAR;
   if (o.dryRun) report.diff = x.changes.map((c) => unifiedDiff(c, x.show)).join("");
   return report;
+}
+
+/**
+ * One item as a sentence: what happened to it and to its file, e.g. "created .mcp.json with MCP
+ * server notes" (the file is new), "added MCP server notes to .mcp.json" (the file was there),
+ * "removed MCP server notes and .mcp.json" (hermit had created the file); "would …" in a dry run.
+ */
+export function itemLine(
+  i: { what: string; status: Status },
+  file: string,
+  change: "created" | "updated" | "deleted" | undefined,
+  dryRun: boolean,
+): string {
+  const v = (done: string, would: string) => dryRun ? `would ${would}` : done;
+  switch (i.status) {
+    case "created":
+      return change === "created"
+        ? `${v("created", "create")} ${file} with ${i.what}`
+        : `${v("added", "add")} ${i.what} to ${file}`;
+    case "updated":
+      return `${v("updated", "update")} ${i.what} in ${file}`;
+    case "replaced":
+      return `${v("replaced", "replace")} ${i.what} in ${file} (--force)`;
+    case "removed":
+      return change === "deleted"
+        ? `${v("removed", "remove")} ${i.what} and ${file} (hermit had created it)`
+        : `${v("removed", "remove")} ${i.what} from ${file}`;
+    case "kept":
+      return `${v("left", "leave")} ${i.what} in ${file} (changed since hermit wrote it)`;
+    case "unchanged":
+      return `unchanged: ${i.what} in ${file}`;
+  }
 }
 
 /** Items in the order the host's plan lists them (removed ones last). */
@@ -148,10 +185,10 @@ export function renderReport(r: DeployReport): string {
       r.hosts.map((h) => h.host).join(", ") || "no host"
     } (${where})`,
   );
+  const fileChange = new Map(r.changed.map((c) => [c.file, c.change]));
   for (const h of r.hosts) {
     out.push(`${h.host} (${h.title})`);
-    const width = Math.max(0, ...h.items.map((i) => show(i.file).length));
-    for (const i of h.items) out.push(`  ${i.status.padEnd(9)} ${show(i.file).padEnd(width)}  ${i.what}`);
+    for (const i of h.items) out.push(`  ${itemLine(i, show(i.file), fileChange.get(i.file), r.dryRun)}`);
     if (h.items.length === 0) out.push("  nothing on record");
     for (const u of h.unsupported) out.push(`  not supported: ${u}`);
     for (const w of h.warnings) out.push(`  warning: ${w}`);
@@ -164,8 +201,17 @@ export function renderReport(r: DeployReport): string {
   if (r.dryRun) {
     out.push(r.changed.length ? "nothing written (--dry-run); the changes:" : "nothing to change");
   } else {
+    const n = r.changed.length;
     out.push(
-      r.changed.length ? `${r.changed.length} file(s) changed; record in ${r.record}` : "nothing changed",
+      n === 0
+        ? "nothing changed"
+        : `${n} file${n === 1 ? "" : "s"} changed; ${
+          r.recordRemoved
+            ? `nothing hermit wrote is left ${
+              r.scope === "project" ? "here" : "in the user's configuration"
+            }, so its record (${r.record}) is gone too`
+            : `record in ${r.record}`
+        }`,
     );
     if (r.backups) out.push(`backups of the files as they were: ${r.backups}`);
   }

@@ -127,6 +127,7 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
       root,
       recordFile,
       show,
+      recordExists: exists(recordFile),
       ...committed,
     });
   } finally {

@@ -7,10 +7,11 @@
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
-import { LineCounter, parseDocument, type YAMLError } from "yaml";
+import { LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
 import { Exit, HermitError } from "../errors.ts";
 import { formatIssue, formatPath, type LocatedIssue, type PathSeg, quote, SourceMap } from "./locate.ts";
+import { yamlSyntaxIssue } from "./yaml_errors.ts";
 import { suggest } from "./names.ts";
 import { normalize } from "./normalize.ts";
 import { knownKeys, manifestSchema } from "./schema.ts";
@@ -102,10 +103,16 @@ export function parseManifest(text: string, file: string, dir: string): LoadedMa
   const src = new SourceMap(shown, doc, lines);
 
   if (doc.errors.length > 0) {
-    throw new ManifestError(doc.errors.map((e) => {
-      const { line, col } = src.position(e.pos[0]);
-      return { file: shown, line, col, path: "", message: yamlMessage(e, text) };
-    }));
+    // one line: the cause, not the parser's follow-on complaints
+    const cause = yamlSyntaxIssue(doc.errors, text);
+    const { line, col } = src.position(cause.offset);
+    throw new ManifestError([{
+      file: shown,
+      line,
+      col,
+      path: "",
+      message: `not valid YAML: ${cause.message}`,
+    }]);
   }
 
   let data: unknown;
@@ -115,7 +122,12 @@ export function parseManifest(text: string, file: string, dir: string): LoadedMa
     throw new ManifestError([toJsIssue(String((err as Error)?.message ?? err), text, src)]);
   }
   if (data === null || data === undefined) {
-    throw new ManifestError([src.issue([], "the manifest is empty; it needs at least name: and exports:")]);
+    throw new ManifestError([
+      src.issue(
+        [],
+        "the manifest is empty; it needs at least a name (name: my-tools), and exports: { tools: […] } to serve tools",
+      ),
+    ]);
   }
   if (typeof data !== "object" || Array.isArray(data)) {
     throw new ManifestError([
@@ -182,23 +194,6 @@ function protoKeys(data: unknown): PathSeg[][] {
     for (const [k, x] of Object.entries(v)) stack.push([x, [...at, Array.isArray(v) ? Number(k) : k]]);
   }
   return out;
-}
-
-/** A YAML syntax error as one line that says what to do, for the errors people actually make. */
-function yamlMessage(e: YAMLError, text: string): string {
-  switch (e.code) {
-    case "DUPLICATE_KEY": {
-      const key = /^\s*("[^"\n]*"|'[^'\n]*'|[^:\n]*)/.exec(text.slice(e.pos[0]))?.[1].trim();
-      const which = key ? ` ${quote(key)}` : "";
-      return `not valid YAML: duplicate key${which}; a key may appear only once per mapping, so remove or merge the repeat`;
-    }
-    case "TAB_AS_INDENT":
-      return "not valid YAML: a tab is used for indentation; indent with spaces";
-    case "MULTIPLE_DOCS":
-      return "not valid YAML: a second document starts here (---); hermit.yaml holds exactly one";
-    default:
-      return `not valid YAML: ${firstLine(e.message)}`;
-  }
 }
 
 function locateZodIssue(issue: z.core.$ZodIssue, src: SourceMap): LocatedIssue[] {

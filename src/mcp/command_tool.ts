@@ -7,7 +7,6 @@
  * it exits (a daemon meant to outlive the call starts its own session).
  */
 import path from "node:path";
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { type CallToolResult, CallToolResultSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { childEnv } from "../gates/env.ts";
 import { screenCommandTool } from "../gates/screen_manifest.ts";
@@ -15,6 +14,7 @@ import { interpolate, type InterpolationContext } from "../manifest/interpolate.
 import type { CommandTool } from "../manifest/types.ts";
 import { which } from "../platform/which.ts";
 import { spawnInGroup } from "../process/group.ts";
+import { checkArguments } from "./arguments.ts";
 
 export const MAX_STDOUT_BYTES = 4 * 1024 * 1024;
 const STDERR_TAIL_BYTES = 4000;
@@ -44,26 +44,11 @@ export function commandToolDefinition(t: CommandTool): Tool {
   return tool;
 }
 
-const validator = new AjvJsonSchemaValidator();
-const compiled = new Map<CommandTool, (input: unknown) => string | undefined>();
-
-/** Undefined when `args` fits the tool's input schema, else why not. */
+/** Undefined when `args` fits the tool's input schema, else why not, in plain words. */
 export function validateArguments(t: CommandTool, args: unknown): string | undefined {
-  let check = compiled.get(t);
-  if (!check) {
-    try {
-      const v = validator.getValidator(t.inputSchema as never);
-      check = (input) => {
-        const r = v(input);
-        return r.valid ? undefined : r.errorMessage;
-      };
-    } catch (err) {
-      const why = `tools.${t.name}.input is not a usable JSON Schema: ${(err as Error).message}`;
-      check = () => why;
-    }
-    compiled.set(t, check);
-  }
-  return check(args);
+  const r = checkArguments(t.name, t.inputSchema as object, args);
+  if (r.kind === "unusable-schema") return `tools.${t.name}.input is ${r.why}`;
+  return r.kind === "invalid" ? r.why : undefined;
 }
 
 /** Screening refused the tool after interpolation, right before the spawn. */

@@ -11,6 +11,7 @@ import { exportSources } from "../manifest/names.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { stopAllGroups } from "../process/group.ts";
 import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
+import { checkArguments } from "./arguments.ts";
 import { Gateway, type GatewayOptions, REFUSED_META } from "./gateway.ts";
 import { connectInProcess } from "./inprocess.ts";
 import { startupWaitMs } from "./session.ts";
@@ -84,6 +85,7 @@ export function callOnce(
 ): Promise<CallReport> {
   return withGateway(manifest, opts.verbose ?? false, async (gateway) => {
     refuseUnservable(gateway, manifest, tool);
+    refuseInvalidArguments(gateway, tool, args);
     const conn = await connectInProcess(gateway, { elicit: opts.elicit });
     try {
       let result: CallToolResult;
@@ -103,6 +105,17 @@ export function callOnce(
       await conn.close();
     }
   });
+}
+
+/**
+ * Arguments that do not fit the tool's input schema are bad input (exit 2), said before the call
+ * as the tool itself would say it: `invalid arguments for hello: name must be a string`.
+ */
+function refuseInvalidArguments(gateway: Gateway, tool: string, args: Record<string, unknown>): void {
+  const entry = gateway.catalog().find((e) => e.name === tool);
+  if (!entry) return;
+  const r = checkArguments(tool, entry.tool.inputSchema, args);
+  if (r.kind === "invalid") throw new HermitError(`invalid arguments for ${tool}: ${r.why}`, Exit.usage);
 }
 
 /** A tool that cannot run because policy refused its source: exit 4 with the refusal line. */

@@ -280,7 +280,13 @@ export class Gateway implements UpstreamOwner {
 
   logSelfCheck(): void {
     const { missing, unexported } = this.selfCheck();
-    for (const m of missing) log.warn(`exports.tools lists '${m.name}', but it is not served: ${m.why}`);
+    for (const m of missing) {
+      log.warn(`exports.tools lists '${m.name}', but it is not served: ${m.why}`, {
+        kind: "not-served",
+        tool: m.name,
+        why: m.why,
+      });
+    }
     for (const u of unexported) {
       log.info(
         `mcp_servers.${u.server} offers '${u.raw}'${

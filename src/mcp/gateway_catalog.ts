@@ -182,14 +182,26 @@ export class Catalog {
     if (refusal) return refusal.reason;
     if (this.sourcesOf(name).length > 1) return "more than one source provides it";
     const down = [...this.#src.upstreams.values()].filter((u) => u.state !== "connected");
-    if (down.length) {
-      return `not offered by a running server; ${
-        down.map((u) => `mcp_servers.${u.name} is ${u.state}${u.lastError ? ` (${u.lastError})` : ""}`).join(
-          "; ",
-        )
-      }`;
-    }
+    if (down.length) return down.map(upstreamDown).join("; ");
     return "no command tool defines it and no upstream server offers it";
+  }
+}
+
+/** Why an upstream offers nothing right now, in words (its state names are for status output). */
+export function upstreamDown(u: Pick<UpstreamConnection, "name" | "state" | "lastError">): string {
+  const why = u.lastError ? `: ${u.lastError}` : "";
+  switch (u.state) {
+    case "cooldown":
+    case "stopped":
+      return `mcp_servers.${u.name} could not be started${why}`;
+    case "idle":
+      return `mcp_servers.${u.name} has not been started`;
+    case "connecting":
+      return `mcp_servers.${u.name} is still starting`;
+    case "reconnecting":
+      return `mcp_servers.${u.name} lost its connection and is reconnecting${why}`;
+    default:
+      return `mcp_servers.${u.name} is ${u.state}${why}`;
   }
 }
 

@@ -252,8 +252,9 @@ export class UpstreamConnection {
     this.#client = undefined;
     this.#transport = undefined;
     this.#login.stop();
+    const event = { kind: "upstream-failed", server: this.name, reason: message } as const;
     if (loginNeeded) {
-      log.warn(message);
+      log.warn(message, event);
       this.#login.arm();
       return;
     }
@@ -261,6 +262,7 @@ export class UpstreamConnection {
       `mcp_servers.${this.name}: ${message} (attempt ${this.#failures}; next in ${
         cooldownSeconds(this.#failures)
       } s)`,
+      event,
     );
   }
 

@@ -38,6 +38,21 @@ export interface BuiltTransport {
   unresolved: string[];
 }
 
+/**
+ * One line for a command that is not there: its name and where it was looked for (each PATH
+ * directory once, or the directory a relative path starts from).
+ */
+export function commandNotFound(
+  command: string,
+  pathVar: string | undefined,
+  cwd: string,
+  platform: NodeJS.Platform,
+): string {
+  if (/[\\/]/.test(command)) return `command not found: '${command}' (no such file, from ${cwd})`;
+  const dirs = [...new Set((pathVar ?? "").split(platform === "win32" ? ";" : ":").filter(Boolean))];
+  return `command not found: '${command}' (looked in PATH: ${dirs.join(platform === "win32" ? ";" : ":")})`;
+}
+
 /** Screening (gate 1) refused the entry, after interpolation, right before the spawn. */
 export class UpstreamRefused extends Error {}
 
@@ -58,13 +73,7 @@ export function buildTransport(u: Upstream, ctx: TransportContext): BuiltTranspo
     const env = childEnv(ctx.parentEnv, value.env, ctx.platform);
     const cwd = path.resolve(ctx.adapterDir, value.cwd ?? ".");
     const resolved = which(value.command, { path: env.PATH, cwd, platform: ctx.platform });
-    if (!resolved) {
-      throw new Error(
-        `command not found: '${value.command}' (looked in ${
-          value.command.includes("/") ? cwd : "PATH=" + (env.PATH ?? "")
-        })`,
-      );
-    }
+    if (!resolved) throw new Error(commandNotFound(value.command, env.PATH, cwd, ctx.platform));
     return {
       transport: new GroupStdioTransport({ command: resolved, args: value.args, env, cwd }),
       describe: [value.command, ...value.args].join(" "),

@@ -16,6 +16,7 @@ import type { Manifest } from "../manifest/types.ts";
 import { acquireLock } from "../platform/lock.ts";
 import { selfCommand } from "../platform/runtime.ts";
 import { sleep } from "../process/wait.ts";
+import { whileWaiting } from "../progress.ts";
 import { checkEndpoint, type Endpoint, ensureServeDir, lockPath, logPath, readEndpoint } from "./endpoint.ts";
 
 const LAUNCH_TIMEOUT_MS = 120_000;
@@ -99,7 +100,10 @@ export async function findOrLaunch(m: Manifest, allowLaunch: boolean): Promise<E
     const again = await findService(m.dir);
     if (again) return again;
     log.info(`starting the ${m.name} service (logs in ${logPath(m.dir)})`);
-    return await launchDetached(m, true);
+    return await whileWaiting(
+      `the ${m.name} service to start (its log: ${logPath(m.dir)})`,
+      launchDetached(m, true),
+    );
   } finally {
     lock.release();
   }

@@ -8,8 +8,14 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { runHermit } from "../helpers/hermit.ts";
-import { Reaper } from "../helpers/procs.ts";
-import { memoryServer, readEndpointFile, servicePids, writeStandaloneAdapter } from "../helpers/service.ts";
+import { alive, Reaper } from "../helpers/procs.ts";
+import {
+  memoryServer,
+  readEndpointFile,
+  servicePids,
+  startService,
+  writeStandaloneAdapter,
+} from "../helpers/service.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 interface Report {
@@ -61,11 +67,11 @@ mcp_servers:
     const report = JSON.parse(r.stdout) as Report;
     assert.deepEqual(live(report).map((f) => [f.level, f.message]), [[
       "problem",
-      "live: exported but not served: no_such_tool",
+      "live: exported but not served: no_such_tool (no command tool defines it and no upstream server offers it)",
     ]]);
     assert.ok(
-      report.findings.some((f) => f.area === "serve" && /no_such_tool/.test(f.message)),
-      "serve's own line is shown",
+      !report.findings.some((f) => f.area === "serve"),
+      "serve's line about it is the problem, not a warning too",
     );
   });
 
@@ -82,18 +88,41 @@ mcp_servers:
     );
     const r = await runHermit(["check", "broken", "--json"], { cwd: tmp.path });
     assert.equal(r.code, 3, r.stdout + r.stderr);
-    assert.match(live(JSON.parse(r.stdout))[0].message, /exported but not served: anything/);
+    const [cause, ...rest] = live(JSON.parse(r.stdout));
+    assert.equal(cause.level, "problem");
+    assert.match(cause.message, /^live: mcp_servers\.gone could not be started: .+; not served: anything$/);
+    assert.deepEqual(rest, [], "the cause is the one finding");
   });
 
-  it("a standalone adapter is checked through the relay (which starts its service)", async () => {
+  it("a standalone adapter: checked through the relay, the service it started is stopped; serve --standalone then works", async () => {
     const dir = path.join(tmp.path, "standalone");
     await runHermit(["init", "standalone"], { cwd: tmp.path });
-    writeStandaloneAdapter(dir, { hostLaunch: true, idle: 5 });
+    writeStandaloneAdapter(dir, { hostLaunch: true, idle: 300 });
     const r = await runHermit(["check", dir, "--json"]);
-    const ep = readEndpointFile(dir);
-    if (ep) reaper.track(ep.pid);
+    for (const p of servicePids(dir)) reaper.track(p);
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.match(live(JSON.parse(r.stdout))[0].message, /tools\/list matches exports\.tools \(3 tools\)/);
-    assert.ok(ep, "the relay launched the service");
+    const health = live(JSON.parse(r.stdout));
+    assert.match(health[0].message, /tools\/list matches exports\.tools \(3 tools\)/);
+    assert.match(health.at(-1)!.message, /^live: stopped the service check started \(pid \d+\)$/);
+    const pid = Number(/pid (\d+)/.exec(health.at(-1)!.message)![1]);
+    assert.equal(alive(pid), false, "the service check started is gone");
+    assert.equal(readEndpointFile(dir), undefined, "and its endpoint with it");
+    assert.deepEqual(servicePids(dir), [], "nothing of it is left running");
+
+    // the README's next step
+    const service = await startService(dir, {}, { reaper });
+    try {
+      const again = await runHermit(["check", dir]);
+      assert.equal(again.code, 0, again.stdout + again.stderr);
+      assert.match(
+        again.stdout,
+        new RegExp(
+          `live: checked through the service already running \\(pid ${service.pid}\\); left running`,
+        ),
+      );
+      assert.ok(alive(service.pid), "a service check did not start is left running");
+    } finally {
+      await service.stop();
+    }
   });
 });

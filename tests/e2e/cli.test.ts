@@ -41,7 +41,10 @@ const longOptionsIn = (help: string) =>
 
 function assertUsageError(r: RunResult, firstLine: string | RegExp, what: string): void {
   assert.equal(r.code, 2, `${what}: exit code (stderr: ${r.stderr})`);
-  assert.equal(r.stdout, "", `${what}: nothing on stdout`);
+  if (what.includes("--json")) {
+    // with --json the error is also a JSON object on stdout
+    assert.equal(JSON.parse(r.stdout).error.exit_code, 2, `${what}: the JSON error on stdout`);
+  } else assert.equal(r.stdout, "", `${what}: nothing on stdout`);
   const lines = r.stderr.trimEnd().split("\n");
   if (typeof firstLine === "string") assert.equal(lines[0], firstLine, what);
   else assert.match(lines[0], firstLine, what);
@@ -136,14 +139,18 @@ describe("usage errors exit 2 with one error line on stderr", () => {
   test("unknown command", async () => {
     // a word close to no command gets no suggestion
     const r = await runHermit(["zzyzx"]);
-    assertUsageError(r, "error: unknown command 'zzyzx'", "hermit zzyzx");
-    assert.equal(r.stderr, "error: unknown command 'zzyzx'\n");
+    assertUsageError(r, "error: unknown command 'zzyzx'; 'hermit --help' lists the commands", "hermit zzyzx");
+    assert.equal(r.stderr, "error: unknown command 'zzyzx'; 'hermit --help' lists the commands\n");
   });
 
   test("unknown command close to a real one gets a suggestion", async () => {
     for (const args of [["chek"], ["help", "chek"], ["chek", "--json"]]) {
       const r = await runHermit(args);
-      assertUsageError(r, "error: unknown command 'chek'", `hermit ${args.join(" ")}`);
+      assertUsageError(
+        r,
+        "error: unknown command 'chek'; 'hermit --help' lists the commands",
+        `hermit ${args.join(" ")}`,
+      );
       assert.match(r.stderr, /Did you mean check\?/);
       assert.ok(r.stderr.trimEnd().split("\n").length <= 2, r.stderr);
     }
@@ -151,7 +158,11 @@ describe("usage errors exit 2 with one error line on stderr", () => {
 
   test("'help' for an unknown command is an unknown command, not the whole help", async () => {
     const r = await runHermit(["help", "bogus"]);
-    assertUsageError(r, "error: unknown command 'bogus'", "hermit help bogus");
+    assertUsageError(
+      r,
+      "error: unknown command 'bogus'; 'hermit --help' lists the commands",
+      "hermit help bogus",
+    );
     assert.doesNotMatch(r.stderr, /Usage:/);
   });
 
@@ -176,7 +187,7 @@ describe("usage errors exit 2 with one error line on stderr", () => {
     assertUsageError(
       await runHermit(["check", "a", "b", "--json"]),
       /^error: too many arguments for 'check'/,
-      "check a b",
+      "check a b --json",
     );
     assertUsageError(
       await runHermit(["watchdog", "--", "true"]),

@@ -8,7 +8,7 @@
  * elicitation is forwarded, URL mode never reaches the host.
  */
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
@@ -24,6 +24,7 @@ import { writeGatesAdapter } from "../helpers/gates.ts";
 import { hermitBin, hermitEnv, runHermit } from "../helpers/hermit.ts";
 import { connectServe, type HermitSession, textOf } from "../helpers/mcp.ts";
 import { collect, kill, readUntil, Reaper, waitFor } from "../helpers/procs.ts";
+import { requirements, scriptNeed } from "../helpers/requirements.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const tags = (s: string) => [...s].map((c) => String.fromCodePoint(0xE0000 + c.codePointAt(0)!)).join("");
@@ -279,10 +280,7 @@ describe("trust: hermit call", () => {
   });
 
   // util-linux `script` gives hermit a terminal; without it there is nothing to test here
-  let hasScript = false;
-  try {
-    hasScript = execFileSync("script", ["--version"], { encoding: "utf8" }).includes("util-linux");
-  } catch { /* no script */ }
+  const tty = requirements([scriptNeed()], "approval at a TTY");
 
   /** `hermit call … write_note` at a terminal: answer `reply` once it asks; fails past its deadlines. */
   const atTty = async (text: string, reply: string) => {
@@ -306,8 +304,9 @@ describe("trust: hermit call", () => {
   };
 
   it("at a TTY: asks, runs after y (exit 0), refuses after n (exit 4)", {
-    skip: !hasScript && "util-linux script is not installed",
+    skip: tty.skip,
   }, async () => {
+    tty.assertReady();
     const yes = await atTty("tty-yes", "y");
     assert.equal(yes.code, 0, yes.seen);
     assert.match(

@@ -69,7 +69,16 @@ function parseJsonOut(r: RunResult, what: string): Record<string, unknown> {
 /** An error run: the exit code, nothing on stdout, only `error: …` lines on stderr, no stack. */
 function assertFailed(r: RunResult, code: number, what: string): string[] {
   assert.equal(r.code, code, `${what}: exit code (stderr: ${r.stderr})`);
-  assert.equal(r.stdout, "", `${what}: nothing on stdout`);
+  if (what.includes("--json")) {
+    // with --json the error is a JSON object on stdout as well: the same lines, the same code
+    const { error } = JSON.parse(r.stdout);
+    assert.equal(error.exit_code, code, `${what}: the JSON error's exit code`);
+    assert.deepEqual(
+      error.message.split("\n").map((l: string) => `error: ${l}`),
+      r.stderr.trimEnd().split("\n"),
+      `${what}: the JSON error says what stderr says`,
+    );
+  } else assert.equal(r.stdout, "", `${what}: nothing on stdout`);
   assert.doesNotMatch(r.stderr, STACK_LINE, `${what}: no stack trace`);
   const lines = r.stderr.trimEnd().split("\n");
   for (const line of lines) assert.match(line, /^error: \S/, `${what}: stderr line '${line}'`);
@@ -298,10 +307,18 @@ describe("hermit check", () => {
     const cwd = scratch();
     mkdirSync(path.join(cwd, "empty"));
     for (const json of [[], ["--json"]]) {
-      const nodir = assertFailed(await runHermit(["check", "nope", ...json], { cwd }), 2, "check nope");
+      const nodir = assertFailed(
+        await runHermit(["check", "nope", ...json], { cwd }),
+        2,
+        `check nope ${json}`,
+      );
       assert.equal(nodir.length, 1);
       assert.match(nodir[0], /^error: nope: no such directory; .*adapter directory/); // … and what to pass
-      const nofile = assertFailed(await runHermit(["check", "empty", ...json], { cwd }), 2, "check empty");
+      const nofile = assertFailed(
+        await runHermit(["check", "empty", ...json], { cwd }),
+        2,
+        `check empty ${json}`,
+      );
       assert.equal(nofile.length, 1);
       assert.match(nofile[0], /^error: empty\/hermit\.yaml: not found; .*'hermit init empty'/); // … and how to make one
     }

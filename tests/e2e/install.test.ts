@@ -10,9 +10,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import {
-  accessSync,
   closeSync,
-  constants,
   copyFileSync,
   createReadStream,
   existsSync,
@@ -34,6 +32,7 @@ import path from "node:path";
 import process from "node:process";
 import { hermitBin, root, runCommand, type RunResult } from "../helpers/hermit.ts";
 import { sleep } from "../helpers/procs.ts";
+import { findTool, requirements, toolNeeds } from "../helpers/requirements.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const script = path.join(root, "install.sh");
@@ -42,18 +41,22 @@ const BIN = "hermit-linux-x64";
 const MUSL = "hermit-linux-x64-musl";
 const WIN = "hermit-windows-x64.exe";
 
-/** Where each tool lives on this machine; a missing one fails the tests that need it, clearly. */
-const packages: Record<string, string> = { wget: "wget", dash: "dash", busybox: "busybox", shasum: "perl" };
+/**
+ * The Debian package of each tool a case may use beyond coreutils. A case whose tools are missing
+ * is skipped with the reason outside CI and fails under CI (helpers/requirements.ts).
+ */
+const PACKAGES: Record<string, string> = {
+  curl: "curl",
+  wget: "wget",
+  dash: "dash",
+  busybox: "busybox-static",
+  shasum: "perl",
+  openssl: "openssl",
+};
 function which(name: string): string {
-  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
-    const p = path.join(dir, name);
-    try {
-      accessSync(p, constants.X_OK);
-      if (statSync(p).isFile()) return p;
-    } catch { /* not here */ }
-  }
-  const pkg = packages[name] ?? name;
-  throw new Error(`${name} is not installed; this test needs it (apt-get install -y ${pkg}; .ci/run does)`);
+  const found = findTool(name);
+  if (!found) throw new Error(`${name} is not installed (apt-get install -y ${PACKAGES[name] ?? name})`);
+  return found;
 }
 
 /** Everything install.sh uses besides shell builtins, the downloader and the hash tool. */
@@ -183,10 +186,16 @@ describe("install.sh", () => {
     work?.cleanup();
   });
 
-  /** Case directories hold ~100 MB each: each test removes its own when it ends. */
+  /**
+   * Case directories hold ~100 MB each: each test removes its own when it ends. `tools` are the
+   * tools the case needs beyond coreutils (and beyond curl, which almost every case downloads with).
+   */
   const cases: string[] = [];
-  function testCase(name: string, fn: () => Promise<void>) {
-    it(name, async () => {
+  function testCase(name: string, fn: () => Promise<void>, tools: string[] = ["curl"]) {
+    const needs = toolNeeds(Object.fromEntries(tools.flatMap((t) => PACKAGES[t] ? [[t, PACKAGES[t]]] : [])));
+    const req = requirements(needs, name);
+    it(name, { skip: req.skip }, async () => {
+      req.assertReady();
       try {
         await fn();
       } finally {
@@ -271,7 +280,7 @@ describe("install.sh", () => {
       assert.deepEqual(paths(r), [...latest(BIN), ...latest("SHA256SUMS")].sort());
       assert.ok(r.requests.every((q) => q.userAgent.startsWith("curl/")), JSON.stringify(r.requests));
       assert.ok(r.stderr.includes(pathHint(c.bin)), r.stderr);
-    });
+    }, ["curl", ...(shell === "sh" ? [] : [shell])]);
   }
 
   testCase("prints no PATH hint when the install dir is on PATH", async () => {
@@ -338,7 +347,7 @@ describe("install.sh", () => {
     await assertInstalled(r, c.bin);
     assert.deepEqual(paths(r), [...latest(BIN), ...latest("SHA256SUMS")].sort());
     assert.ok(r.requests.every((q) => /wget/i.test(q.userAgent)), JSON.stringify(r.requests));
-  });
+  }, ["wget"]);
 
   testCase("says so when neither curl nor wget exists", async () => {
     const c = caseDir("nofetch");
@@ -350,7 +359,7 @@ describe("install.sh", () => {
     ]);
     assert.deepEqual(r.requests, []);
     assert.ok(!existsSync(c.bin), "nothing created");
-  });
+  }, []);
 
   for (const hasher of ["sha256sum", "shasum", "openssl"]) {
     testCase(`verifies with ${hasher} alone: installs the right file, refuses a corrupted one`, async () => {
@@ -366,7 +375,7 @@ describe("install.sh", () => {
       ]);
       assert.deepEqual(readdirSync(c.bin), [], "nothing installed, no temp files");
       await assertInstalled(await install({ scenario: "good", env }), c.bin);
-    });
+    }, ["curl", hasher]);
   }
 
   testCase("refuses when no hash tool exists", async () => {

@@ -1,7 +1,8 @@
 /**
- * The real agent-host CLIs (Claude Code, Codex, Gemini CLI, OpenCode) from `.ci/hosts` (installed
- * by `.ci/run`, or by `npm --prefix .ci/hosts ci`). When they are missing the host tests are
- * skipped with a note, except in CI (CI or HERMIT_REQUIRE_HOSTS set), where a missing CLI is a
+ * The real agent-host CLIs (Claude Code, Codex, Gemini CLI, OpenCode, Pi) from `.ci/hosts`
+ * (installed by `scripts/install-test-deps.sh`, or by `npm --prefix .ci/hosts ci`). When they are
+ * missing the host tests are skipped and the skip recorded for the run's summary
+ * (requirements.ts), except in CI (CI or HERMIT_REQUIRE_HOSTS set), where a missing CLI is a
  * failure.
  */
 import { spawn } from "node:child_process";
@@ -11,9 +12,22 @@ import path from "node:path";
 import process from "node:process";
 import { hermitEnv, root, type RunResult } from "./hermit.ts";
 import { cmdline, kill, processesWhere, type Reaper } from "./procs.ts";
+import { requirements } from "./requirements.ts";
 
-export type HostCli = "claude" | "codex" | "gemini" | "opencode";
+export type HostCli = "claude" | "codex" | "gemini" | "opencode" | "pi";
 
+const TITLES: Record<HostCli, string> = {
+  claude: "Claude Code CLI",
+  codex: "Codex CLI",
+  gemini: "Gemini CLI",
+  opencode: "OpenCode CLI",
+  pi: "Pi CLI",
+};
+
+/** How to install the host CLIs (what a missing one's skip says). */
+export const HOSTS_FIX = "npm --prefix .ci/hosts ci";
+
+/** The CLI's path; undefined (a skip, recorded) when it is not installed outside CI. */
 export function hostCli(name: HostCli): string | undefined {
   const modules = path.join(root, ".ci", "hosts", "node_modules");
   const dir = process.env.HERMIT_HOST_CLIS ?? path.join(modules, ".bin");
@@ -23,9 +37,37 @@ export function hostCli(name: HostCli): string | undefined {
   const platformBin = path.join(modules, "opencode-linux-x64", "bin", "opencode");
   if (name === "opencode" && !process.env.HERMIT_HOST_CLIS && existsSync(platformBin)) return platformBin;
   if (process.env.CI || process.env.HERMIT_REQUIRE_HOSTS) {
-    throw new Error(`${bin} is missing: run 'npm --prefix .ci/hosts ci' (.ci/run does)`);
+    throw new Error(`${bin} is missing: run '${HOSTS_FIX}' (.ci/run does)`);
   }
+  requirements([{ what: TITLES[name], ok: false, fix: HOSTS_FIX }]);
   return undefined;
+}
+
+/**
+ * The Node.js `.ci/hosts` brings (its `node` package, 22.x) for host CLIs that need a newer Node
+ * than the machine's: Pi needs 22.19. Undefined (a skip, recorded) when it is not installed.
+ */
+export function hostNode(): string | undefined {
+  const bin = path.join(root, ".ci", "hosts", "node_modules", ".bin", "node");
+  if (existsSync(bin)) return bin;
+  if (process.env.CI || process.env.HERMIT_REQUIRE_HOSTS) {
+    throw new Error(`${bin} is missing: run '${HOSTS_FIX}' (.ci/run does)`);
+  }
+  requirements([{ what: "Node.js 22 for Pi (.ci/hosts)", ok: false, fix: HOSTS_FIX }]);
+  return undefined;
+}
+
+/** `pi mcp list --json`: each server's state ("connected", "failed", …) and tools. */
+export interface PiServer {
+  name: string;
+  scope: string;
+  state: string;
+  tools: string[];
+  error?: string;
+}
+export function parsePiList(out: string): { servers: Map<string, PiServer>; note?: string } {
+  const v = JSON.parse(out) as { servers: PiServer[]; note?: string };
+  return { servers: new Map(v.servers.map((s) => [s.name, s])), note: v.note };
 }
 
 /** A throwaway HOME where Claude Code approves project MCP servers without asking. */

@@ -6,19 +6,16 @@
  * namespace's first process dies (`--kill-child`: killing unshare kills the whole namespace), so
  * nothing is mounted on the host and nothing can be left behind.
  *
- * Also: which tools a suite needs (missing ones skip it with a note, or fail it under CI), and
- * raw JSON-RPC lines for driving `hermit serve` over stdio.
+ * Also raw JSON-RPC lines for driving `hermit serve` over stdio. (Which tools a suite needs is
+ * `requirements.ts`, re-exported here.)
  */
 import { execFileSync, spawn } from "node:child_process";
 import {
-  accessSync,
   chmodSync,
   chownSync,
-  constants,
   copyFileSync,
   mkdirSync,
   realpathSync,
-  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -29,43 +26,8 @@ import { collect } from "./procs.ts";
 
 /** Moved to procs.ts (it is not about root file systems); re-exported for existing callers. */
 export { collect };
-
-export const CI = Boolean(process.env.CI);
-
-/** An executable on PATH (or in `extra` directories), as an absolute path. */
-export function findTool(name: string, extra: string[] = []): string | undefined {
-  for (const dir of [...(process.env.PATH ?? "").split(path.delimiter), ...extra]) {
-    if (!dir) continue;
-    const p = path.join(dir, name);
-    try {
-      accessSync(p, constants.X_OK);
-      if (statSync(p).isFile()) return p;
-    } catch { /* not here */ }
-  }
-  return undefined;
-}
-
-export interface Need {
-  what: string;
-  ok: boolean;
-  /** How to get it, e.g. "apt-get install -y qemu-user". */
-  fix: string;
-}
-
-/**
- * A suite's prerequisites. `skip` is the reason to skip (locally) or false; under CI nothing is
- * skipped and `assertReady()`, called from the suite's `before`, fails it with the fix instead.
- */
-export function requirements(needs: Need[]): { skip: string | false; assertReady(): void } {
-  const missing = needs.filter((n) => !n.ok);
-  const reason = missing.map((n) => `${n.what} is missing (${n.fix})`).join("; ");
-  return {
-    skip: missing.length > 0 && !CI ? `${reason}; .ci/run installs it` : false,
-    assertReady() {
-      if (missing.length > 0) throw new Error(`${reason}; .ci/run installs it and CI requires it`);
-    },
-  };
-}
+/** Moved to requirements.ts (what tests need from the machine); re-exported for existing callers. */
+export { CI, findTool, type Need, requirements } from "./requirements.ts";
 
 export const isRoot = () => process.getuid?.() === 0;
 

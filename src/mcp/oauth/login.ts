@@ -26,6 +26,8 @@ export interface LoginIO {
   say(text: string): void;
   /** Deliver pasted lines to `onLine` until the returned function is called. */
   readLines?(onLine: (line: string) => void): () => void;
+  /** Show that `what` is being waited on (a terminal's progress line) until `done()`. */
+  waiting?(what: string): { done(): void };
 }
 
 export interface LoginOptions {
@@ -102,6 +104,12 @@ async function listen(
   return await startCallbackServer(0, onAnswer);
 }
 
+/** "5 min", "90 s": how long login waits, as the instructions say it. */
+function waitShown(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s % 60 === 0 ? `${s / 60} min` : `${s} s`;
+}
+
 function previousPort(store: OAuthStore): number | undefined {
   const uris = (store.readClient() as { redirect_uris?: string[] } | undefined)?.redirect_uris ?? [];
   for (const uri of uris) {
@@ -176,10 +184,13 @@ export async function login(
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     const first = open();
+    const contacting = io.waiting?.(`${serverUrl} (discovery and client registration)`);
     try {
       const tools = await connectAndList(first);
+      contacting?.done();
       return { status: "not-needed", tools, dir: store.dir };
     } catch (err) {
+      contacting?.done();
       if (!p.authorizationUrl) {
         const why = describeFailure(err, []);
         const hint = /dynamic client registration/i.test(why)
@@ -192,7 +203,7 @@ export async function login(
       `To log in to ${where} (${serverUrl}), open this address in a browser:\n\n  ${p.authorizationUrl}\n\n` +
         `hermit is waiting for the browser to come back to ${callback.redirectUrl}.\n` +
         "Browser on another machine? After approving, copy the address it ends on (that page will not load)\n" +
-        "and paste it here, or just the code; q cancels.\n",
+        `and paste it here, or just the code; q cancels. (hermit waits up to ${waitShown(o.timeoutMs)}.)\n`,
     );
     stopReading = io.readLines?.((line) => {
       const a = parsePasted(line);
@@ -214,19 +225,23 @@ export async function login(
         }; ${UNCHANGED}`,
       );
     }
+    const exchanging = io.waiting?.("the code exchange and a first connection with the new token");
     try {
       await (first as Transport & { finishAuth(code: string): Promise<void> }).finishAuth(answer.code);
     } catch (err) {
+      exchanging?.done();
       throw new HermitError(`exchanging the authorization code failed: ${messageOf(err)}; ${UNCHANGED}`);
     }
     let tools: number;
     try {
       tools = await connectAndList(open());
     } catch (err) {
+      exchanging?.done();
       throw new HermitError(
         `${where} did not accept the new token: ${describeFailure(err, [])}; ${UNCHANGED}`,
       );
     }
+    exchanging?.done();
     p.commit();
     return { status: "logged-in", tools, dir: store.dir };
   } finally {

@@ -331,20 +331,60 @@ const INVALID: [string, string, number, number, RegExp[]][] = [
   ["__proto__ as a server name", "name: a\nmcp_servers:\n  __proto__:\n    command: x\n", 3, 3, [
     /^mcp_servers\.__proto__: '__proto__' cannot be used as a name; choose another/,
   ]],
-  ["YAML syntax: unclosed quote", 'name: "a\n', 2, 1, [/^not valid YAML: /]],
-  ["YAML syntax: bad indentation", "name: a\nexports:\n  tools: [a]\n   context: C.md\n", 4, 1, [
-    /^not valid YAML: /,
+  ["YAML syntax: unclosed quote", 'name: "a\n', 1, 7, [
+    /^not valid YAML: the " opened here is never closed; end the value with " on the same line$/,
+  ]],
+  ["YAML syntax: bad indentation", "name: a\nexports:\n  tools: [a]\n   context: C.md\n", 4, 4, [
+    /^not valid YAML: this key is indented 3 spaces, its neighbours 2; keys of one mapping start in the same column$/,
+  ]],
+  ["YAML syntax: an unclosed mapping", "name: a\nexports: { tools: [a]\nserve:\n  command: x\n", 2, 10, [
+    /^not valid YAML: the \{ opened here is never closed; end the mapping with \}$/,
+  ]],
+  [
+    "YAML syntax: ': ' in a list item's value",
+    "name: a\ntools:\n  x:\n    run: [a]\n    description: note: b\n",
+    5,
+    18,
+    [
+      /^not valid YAML: the value of description contains ': ', which YAML reads as a new key; quote the value: description: 'note: b'$/,
+    ],
+  ],
+  ["YAML syntax: ': ' and a single quote", "name: a\ndescription: it's: here\n", 2, 14, [
+    /^not valid YAML: the value of description contains ': '.*; quote the value: description: "it's: here"$/,
+  ]],
+  ["YAML syntax: a backtick", "name: a\ndescription: `x`\n", 2, 14, [
+    /^not valid YAML: a value cannot start with '`'; quote it: description: '`x`'$/,
   ]],
   ["duplicate keys", "name: a\nexports: {}\nname: b\n", 3, 1, [
-    /^not valid YAML: duplicate key 'name'; a key may appear only once per mapping/,
+    /^not valid YAML: 'name' appears twice in this mapping \(first on line 1\); a key may appear only once/,
   ]],
-  ["empty file", "", 1, 1, [/^the manifest is empty; it needs at least name: and exports:/]],
+  ["empty file", "", 1, 1, [
+    /^the manifest is empty; it needs at least a name \(name: my-tools\), and exports: \{ tools: \[…\] \} to serve tools$/,
+  ]],
   ["only comments", "# nothing yet\n\n", 1, 1, [/^the manifest is empty/]],
   ["top-level list", "- name: a\n", 1, 1, [/^the manifest must be a mapping of keys \(name:, exports:/]],
   ["top-level scalar", "notes\n", 1, 1, [/^the manifest must be a mapping of keys/]],
   ["tab indentation", "name: a\nexports:\n\ttools: [a]\n", 3, 1, [
-    /^not valid YAML: a tab is used for indentation; indent with spaces/,
+    /^not valid YAML: a tab indents this line; indent with spaces$/,
   ]],
+  [
+    "a tab among space indentation, deeper in",
+    "name: a\ntools:\n  x:\n\trun: [a]\n    description: d\n",
+    4,
+    1,
+    [
+      /^not valid YAML: a tab indents this line; indent with spaces$/,
+    ],
+  ],
+  [
+    "a tab inside a block scalar is text",
+    "name: a\ntools:\n  x:\n    run: [a]\n    description: |\n      a\tb\n  y: [\n",
+    7,
+    6,
+    [
+      /^not valid YAML: the \[ opened here is never closed; end the list with \]$/,
+    ],
+  ],
   ["two documents", "name: a\n---\nname: b\n", 2, 1, [
     /^not valid YAML: a second document starts here \(---\)/,
   ]],
