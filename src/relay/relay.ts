@@ -17,7 +17,7 @@ import { log } from "../log.ts";
 import type { Clock } from "../mcp/upstream_lifecycle.ts";
 import type { Refusal } from "../service/access.ts";
 import { errorLine, type Message, resultLine, RpcCode } from "./jsonrpc.ts";
-import { type PostResult, type ServiceAddress, ServiceLink } from "./link.ts";
+import { type LinkHandlers, type PostResult, type ServiceAddress, ServiceLink } from "./link.ts";
 import {
   backoffMs,
   expiredRequests,
@@ -46,6 +46,11 @@ export interface RelayTarget {
 /** Where the relay writes lines for the host. */
 export type HostOut = (line: string) => void;
 
+/** What the relay needs of a session on a service (a `ServiceLink`; tests pass their own). */
+export type Link = Pick<ServiceLink, "post" | "openEventStream" | "close" | "setProtocolVersion">;
+export type Connect = (addr: ServiceAddress, handlers: LinkHandlers, clock: Clock) => Link;
+const connectHttp: Connect = (addr, handlers, clock) => new ServiceLink(addr, handlers, clock);
+
 /** A service refused a connection attempt (401/403). */
 export class ServiceRefused extends Error {
   constructor(readonly refusal: Refusal) {
@@ -70,7 +75,8 @@ export class Relay {
   readonly #warm: WarmAnswers | undefined;
   readonly #clock: Clock;
   readonly #out: HostOut;
-  #link: ServiceLink | undefined;
+  readonly #connect: Connect;
+  #link: Link | undefined;
   #connectedAt = 0;
   /** warming: no service yet (answering what the manifest and cache can); reconnecting: lost it. */
   #phase: "connecting" | "warming" | "ready" | "reconnecting" | "closed" = "connecting";
@@ -91,8 +97,11 @@ export class Relay {
   #onRefused!: (message: string) => void;
   readonly #idle = new Set<() => void>();
 
-  constructor(opts: { target: RelayTarget; out: HostOut; clock: Clock; warm?: WarmAnswers }) {
+  constructor(
+    opts: { target: RelayTarget; out: HostOut; clock: Clock; warm?: WarmAnswers; connect?: Connect },
+  ) {
     this.#target = opts.target;
+    this.#connect = opts.connect ?? connectHttp;
     this.#out = opts.out;
     this.#clock = opts.clock;
     this.#warm = opts.warm;
@@ -209,7 +218,7 @@ export class Relay {
   }
 
   /** What a POST came to. */
-  #posted(m: Message, r: PostResult, link: ServiceLink): void {
+  #posted(m: Message, r: PostResult, link: Link): void {
     if (r.kind === "accepted" || r.kind === "answered") {
       if (m.kind === "notification" && m.method === "notifications/initialized") link.openEventStream();
       return;
@@ -235,7 +244,7 @@ export class Relay {
     void this.#lost(r.kind === "session-gone" ? "the service forgot this session" : r.why);
   }
 
-  #fromService(m: Message, link: ServiceLink): void {
+  #fromService(m: Message, link: Link): void {
     if (m.kind === "response") {
       if (this.#replay?.id === m.id) return this.#replay.answer(m);
       const waiting = this.#pending.get(m.id);
@@ -259,7 +268,7 @@ export class Relay {
   }
 
   /** The service answered the host's own initialize: the session is open (or, on an error, not). */
-  #initAnswered(m: Extract<Message, { kind: "response" }>, link: ServiceLink): void {
+  #initAnswered(m: Extract<Message, { kind: "response" }>, link: Link): void {
     if (link !== this.#link) return;
     const version = m.result?.protocolVersion;
     if (typeof version !== "string") {
@@ -288,7 +297,7 @@ export class Relay {
 
   /** Connect to `addr`; replay the host's initialize when the host already has its answer. */
   async #attach(addr: ServiceAddress): Promise<void> {
-    const link: ServiceLink = new ServiceLink(addr, {
+    const link: Link = this.#connect(addr, {
       onMessage: (m) => this.#fromService(m, link),
       streamBroke: async (why) => {
         if (this.#link !== link) return false;
@@ -316,7 +325,7 @@ export class Relay {
   }
 
   /** Open a new session for a host that already has its initialize answer: the answer stays here. */
-  async #replayOn(link: ServiceLink): Promise<void> {
+  async #replayOn(link: Link): Promise<void> {
     const id = `hermit-relay-init-${++replays}`;
     let answered!: (m: Message) => void;
     const answer = new Promise<Message>((resolve) => (answered = resolve));
@@ -368,6 +377,7 @@ export class Relay {
   async #connectLoop(done: string): Promise<void> {
     const phase = this.#phase;
     const outage = this.#outage ??= { since: this.#clock.now(), connects: 0, warned: false };
+    let said: string | undefined; // a reason worth a warning (an endpoint refused as untrusted), once
     for (let attempt = 1; this.#phase === phase; attempt++) {
       const tries = outage.connects + attempt - 1;
       if (tries > 0) {
@@ -384,7 +394,8 @@ export class Relay {
       } catch (err) {
         const fatal = err instanceof ServiceRefused && this.#target.refused?.(err.refusal);
         if (fatal) return this.#refusedFor(fatal);
-        log.debug(`relay: attempt ${attempt} to reach the service: ${(err as Error)?.message ?? err}`);
+        if (err instanceof HermitError && err.message !== said) log.warn(`relay: ${(said = err.message)}`);
+        else log.debug(`relay: attempt ${attempt} to reach the service: ${(err as Error)?.message ?? err}`);
       }
     }
     if (this.#phase !== phase) return void this.#link?.close();
