@@ -12,6 +12,7 @@ import type { Manifest } from "../manifest/types.ts";
 import { parseServeUrl, probeAccess, type Refusal, refusalMessage } from "../service/access.ts";
 import { type Endpoint, findService } from "../service/endpoint.ts";
 import { noServiceMessage } from "../service/messages.ts";
+import { checkLaunchable } from "../service/serve_dir.ts";
 import type { ServiceAddress } from "./link.ts";
 import type { RelayTarget } from "./relay.ts";
 import { runRelay } from "./run.ts";
@@ -46,6 +47,7 @@ export async function relayToLocal(m: Manifest, warmStart = true): Promise<numbe
   const running = await findService(m.dir);
   if (running) return runRelay(target, addressOf(running));
   if (!m.serve.hostLaunch) throw new HermitError(target.unavailable, Exit.noService);
+  checkLaunchable(m.dir); // refused now, with one line, rather than on every launch attempt
   // no service yet: answer the host at once from the manifest and the cache while one starts
   if (!warmStart) return runRelay(target, undefined);
   const { defaultSchemaCache } = await import("../mcp/schema_cache.ts");

@@ -89,6 +89,13 @@ export function checkTrusted(p: string, want: "directory" | "file"): void {
   if (why) throw refusal(p, why);
 }
 
+/** Can a service be launched here: `.serve/`, its log and its lock, where they exist, trustworthy? */
+export function checkLaunchable(adapterDir: string): void {
+  checkTrusted(serveDir(adapterDir), "directory");
+  checkTrusted(logPath(adapterDir), "file");
+  checkTrusted(lockPath(adapterDir), "file");
+}
+
 /** `.serve/`, created owner-only with its `.gitignore` when missing; refused when not trustworthy. */
 export function ensureServeDir(adapterDir: string): string {
   const dir = serveDir(adapterDir);
