@@ -41,14 +41,16 @@ export async function runRelay(
       )),
   }, MAX_LINE);
   await relay.start(first);
+  const gone = hostGone();
   const why = await Promise.race([
     stdinEnded.then(() => "the host closed stdin"),
-    hostGone(),
+    gone,
     relay.refused.then((m) => `refused: ${m}`),
   ]);
   log.debug(`relay ends: ${why}`);
-  // a host that closes stdin right after sending (a script, a pipe) still gets its answers
-  if (why === "the host closed stdin") await relay.idle(DRAIN_MS);
+  // a host that closes stdin right after sending (a script, a pipe) still gets its answers, unless
+  // it goes away altogether (a signal can end the stdin stream before its handler runs)
+  if (why === "the host closed stdin") await Promise.race([relay.idle(DRAIN_MS), gone]);
   await relay.close();
   await out.drain();
   const refused = relay.refusalError();

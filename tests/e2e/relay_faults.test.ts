@@ -3,9 +3,9 @@
  * JSON-RPC over the relay's stdio, stdin held open like a real host's): `--serve-url` with a
  * wrong, missing or unreadable token fails at once with one line; a service that comes back with
  * another token ends the relay with that line, answering what waited; a service that answers 5xx
- * (to the host's initialize, or to a replayed one) gets the host an error within the wait limit,
- * at a paced rate, and the relay lives on. And the address a service advertises is one relays
- * can use (`--host ::1`; localhost for a wildcard, a Host allowed even with `--allowed-host`);
+ * (to the host's initialize, or to a replayed one) is retried at a paced rate while the relay
+ * lives on (the 30 s wait limit itself runs on a fake clock in tests/unit/relay/relay.test.ts).
+ * And the address a service advertises is one relays can use (`--host ::1`; localhost for a wildcard, a Host allowed even with `--allowed-host`);
  * a port in use or a second service is one line, exit 2, before anything starts.
  */
 import { after, describe, it } from "node:test";
@@ -254,7 +254,9 @@ describe("relay: a service that answers 5xx", () => {
     tmp.cleanup();
   });
 
-  it("the host gets an error within the wait limit (its initialize, or a request after a failed replay); paced; the relay lives on", async () => {
+  // The wait limit itself (the host's request answered after 30 s) runs on a fake clock in
+  // tests/unit/relay/relay.test.ts; here the binary shows it lives on, paced, for a few real seconds.
+  it("the relay lives on, paced, with its own initialize unanswered or its replays failing; it leaves with its host", async () => {
     const [a, b] = [await fakeService(), await fakeService()];
     servers.push(a.server, b.server);
     // a: the host's own initialize is never answered
@@ -268,25 +270,28 @@ describe("relay: a service that answers 5xx", () => {
     hostB.send(initialized);
     hostB.send(toolsList(2));
     assert.ok((await hostB.answer(2, 30_000)).result);
+    const [postsA, postsB] = [a.posts(), b.posts()];
     b.fail();
     hostB.send(toolsList(3));
-    const [answerA, answerB] = await Promise.all([hostA.answer(1, 45_000), hostB.answer(3, 45_000)]);
-    for (const [answer, svc] of [[answerA, a], [answerB, b]] as const) {
-      assert.match(
-        answer.error?.message ?? "",
-        new RegExp(`service at ${new URL(svc.url).origin} does not answer`),
-      );
-    }
-    // past the replay's own 30 s limit: nothing unhandled, nothing crashed
     await new Promise((r) => setTimeout(r, 3000));
     for (const host of [hostA, hostB]) {
       assert.ok(alive(host.child.pid!), `the relay lives on: ${host.stderr()}`);
       assert.doesNotMatch(host.stderr(), /Unhandled|^\s+at /m);
     }
-    assert.ok(a.posts() < 40 && b.posts() < 40, `paced: ${a.posts()} and ${b.posts()} POSTs in ~35 s`);
+    // 250 ms doubling: at most a handful of attempts in 3 s, not a storm
+    const [moreA, moreB] = [a.posts() - postsA, b.posts() - postsB];
+    assert.ok(
+      moreA >= 2 && moreA <= 8 && moreB >= 2 && moreB <= 8,
+      `paced: ${moreA} and ${moreB} POSTs in 3 s`,
+    );
     for (const host of [hostA, hostB]) {
-      host.child.stdin!.end();
-      assert.equal(await exitWithin(host, 10_000, "the relay after its host left"), 0, host.stderr());
+      // a host that leaves without waiting for the answers (Deno's child_process reports a
+      // killed child as exited at once, so the process itself is watched)
+      host.child.kill("SIGTERM");
+      await waitFor(() => !alive(host.child.pid!), {
+        timeoutMs: 10_000,
+        what: "the relay to leave with its host",
+      });
     }
   });
 });
