@@ -9,29 +9,17 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, request, type Server } from "node:http";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import process from "node:process";
-import { hermitBin, hermitEnv, runHermit } from "../helpers/hermit.ts";
+import { runHermit } from "../helpers/hermit.ts";
 import { alive, kill, Reaper, waitFor } from "../helpers/procs.ts";
 import { type Service, startService } from "../helpers/service.ts";
+import { initializedNotification, initializeRequest, startHost } from "../helpers/relay_host.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
-type Message = {
-  id?: number | string;
-  result?: Record<string, unknown>;
-  error?: { code: number; message: string };
-};
-
-const initialize = (id = 1) => ({
-  jsonrpc: "2.0",
-  id,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } },
-});
-const initialized = { jsonrpc: "2.0", method: "notifications/initialized" };
+const initialize = initializeRequest;
+const initialized = initializedNotification;
 const call = (id: number, text: string) => ({
   jsonrpc: "2.0",
   id,
@@ -58,45 +46,6 @@ serve:
   writeFileSync(path.join(dir, "SERVICE.md"), "hermit serve . --standalone\n");
 }
 
-interface Host {
-  child: ChildProcess;
-  send(m: unknown): void;
-  answer(id: number, timeoutMs?: number): Promise<Message>;
-  stderr(): string;
-  exited: Promise<number | null>;
-}
-
-function startHost(dir: string, args: string[], reaper: Reaper, env: Record<string, string> = {}): Host {
-  const child = spawn(hermitBin(), ["serve", dir, ...args], {
-    env: hermitEnv({ ...process.env, ...env }) as Record<string, string>,
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  reaper.track(child.pid);
-  const messages: Message[] = [];
-  let out = "";
-  let err = "";
-  child.stdout!.setEncoding("utf8").on("data", (d) => {
-    out += d;
-    for (let nl = out.indexOf("\n"); nl >= 0; nl = out.indexOf("\n")) {
-      messages.push(JSON.parse(out.slice(0, nl)));
-      out = out.slice(nl + 1);
-    }
-  });
-  child.stderr!.setEncoding("utf8").on("data", (d) => (err += d));
-  child.stdin!.on("error", () => {/* the relay may be gone */});
-  return {
-    child,
-    send: (m) => child.stdin!.write(JSON.stringify(m) + "\n"),
-    answer: (id, timeoutMs = 60_000) =>
-      waitFor(() => messages.find((m) => m.id === id), {
-        timeoutMs,
-        what: () => `the answer to request ${id} (stderr: ${err})`,
-      }),
-    stderr: () => err,
-    exited: new Promise((resolve) => child.once("exit", (code) => resolve(code))),
-  };
-}
-
 async function clients(url: string): Promise<number> {
   return (await (await fetch(new URL("/health", url))).json()).clients;
 }
@@ -116,7 +65,7 @@ describe("relays and their sessions on one service", () => {
 
   it("48 relays sending ping and tools/list before initialize is answered: every echo answered, none uncertain, no reconnect", async () => {
     svc = await startService(tmp.path, {}, { reaper });
-    const hosts = Array.from({ length: 48 }, () => startHost(tmp.path, [], reaper));
+    const hosts = Array.from({ length: 48 }, () => startHost(tmp.path, [], { reaper }));
     for (const h of hosts) {
       h.send(initialize());
       h.send({ jsonrpc: "2.0", id: 2, method: "ping" });
@@ -147,7 +96,7 @@ describe("relays and their sessions on one service", () => {
   });
 
   it("a 6 MiB call over the 4 MiB body limit: an error naming the limit; the relay stays on its session", async () => {
-    const h = startHost(tmp.path, [], reaper);
+    const h = startHost(tmp.path, [], { reaper });
     h.send(initialize());
     await h.answer(1);
     h.send(initialized);
@@ -167,7 +116,10 @@ describe("relays and their sessions on one service", () => {
   it("every session a relay leaves is ended: after a reconnect (the service alive), when its host leaves, when it is killed", async () => {
     const proxy = await faultProxy(svc.url);
     servers.push(proxy.server);
-    const h = startHost(tmp.path, ["--serve-url", proxy.url], reaper, { HERMIT_SERVE_TOKEN: svc.token });
+    const h = startHost(tmp.path, ["--serve-url", proxy.url], {
+      reaper,
+      env: { HERMIT_SERVE_TOKEN: svc.token },
+    });
     h.send(initialize());
     await h.answer(1);
     h.send(initialized);
@@ -195,7 +147,7 @@ describe("relays and their sessions on one service", () => {
     await waitFor(async () => (await clients(svc.url)) === 0, { timeoutMs: 30_000, what: "no client" });
 
     // killed: nothing is DELETEd; the service notices the relay's stream close
-    const k = startHost(tmp.path, [], reaper);
+    const k = startHost(tmp.path, [], { reaper });
     k.send(initialize());
     await k.answer(1);
     k.send(initialized);
