@@ -15,6 +15,7 @@ import { warmAnswers } from "../../src/relay/warm.ts";
 import { fixtures, root, testHome } from "../helpers/hermit.ts";
 import { Reaper } from "../helpers/procs.ts";
 import { startService } from "../helpers/service.ts";
+import { initializeRequest } from "../helpers/relay_host.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const everything = path.join(
@@ -102,16 +103,7 @@ describe("warm answers equal the service's", () => {
         adapter(tmp.path, servers, content);
         const svc = await startService(tmp.path, {}, { reaper });
         try {
-          const init = await rpc(svc.url, svc.token, {
-            jsonrpc: "2.0",
-            id: 1,
-            method: "initialize",
-            params: {
-              protocolVersion: "2025-06-18",
-              capabilities: {},
-              clientInfo: { name: "t", version: "0" },
-            },
-          });
+          const init = await rpc(svc.url, svc.token, initializeRequest());
           const list = await rpc(
             svc.url,
             svc.token,
