@@ -146,12 +146,22 @@ describe("relays and their sessions on one service", () => {
     assert.ok(proxy.deleted.includes(second), `the last session is DELETEd at exit (seen: ${proxy.deleted})`);
     await waitFor(async () => (await clients(svc.url)) === 0, { timeoutMs: 30_000, what: "no client" });
 
-    // killed: nothing is DELETEd; the service notices the relay's stream close
-    const k = startHost(tmp.path, [], { reaper });
+    // killed once its event stream is open: nothing is DELETEd; the service notices the stream close
+    const k = startHost(tmp.path, ["--serve-url", proxy.url], {
+      reaper,
+      env: { HERMIT_SERVE_TOKEN: svc.token },
+    });
     k.send(initialize());
     await k.answer(1);
     k.send(initialized);
-    await waitFor(async () => (await clients(svc.url)) === 1, { timeoutMs: 10_000, what: "one client" });
+    const streams = proxy.streams;
+    await waitFor(() => proxy.streams > streams, {
+      timeoutMs: 10_000,
+      what: () => `the relay's GET (${k.stderr()})`,
+    });
+    k.send({ jsonrpc: "2.0", id: 2, method: "ping" }); // a round trip after it: the GET has arrived
+    await k.answer(2);
+    assert.equal(await clients(svc.url), 1);
     kill(k.child.pid!, "SIGKILL");
     await waitFor(() => !alive(k.child.pid!), { timeoutMs: 10_000, what: "the relay to die" });
     await waitFor(async () => (await clients(svc.url)) === 0, {
@@ -163,15 +173,25 @@ describe("relays and their sessions on one service", () => {
 
 /**
  * An HTTP proxy in front of `target` that can answer the next POST with 503, as a balancer would,
- * and notes the sessions the service opens and the ones clients DELETE.
+ * and notes the sessions the service opens, the ones clients DELETE and the event streams asked for.
  */
 async function faultProxy(
   target: string,
-): Promise<{ url: string; server: Server; failNextPost(): void; sessions: string[]; deleted: string[] }> {
+): Promise<
+  {
+    url: string;
+    server: Server;
+    failNextPost(): void;
+    sessions: string[];
+    deleted: string[];
+    streams: number;
+  }
+> {
   const to = new URL(target);
   let fail = false;
   const sessions: string[] = [];
   const deleted: string[] = [];
+  let streams = 0;
   const server = createServer((req, res) => {
     if (req.method === "POST" && fail) {
       fail = false;
@@ -179,6 +199,7 @@ async function faultProxy(
       return void res.writeHead(503, { "content-type": "text/plain" }).end("no server is available");
     }
     const sid = req.headers["mcp-session-id"];
+    if (req.method === "GET") streams++;
     const up = request({
       host: to.hostname,
       port: to.port,
@@ -203,5 +224,8 @@ async function faultProxy(
     failNextPost: () => (fail = true),
     sessions,
     deleted,
+    get streams() {
+      return streams;
+    },
   };
 }

@@ -86,7 +86,7 @@ describe("ServiceLink", () => {
   });
 
   it("an answer's stream closed early after an event id is resumed with Last-Event-ID", async () => {
-    const s = await serve((req, body, res) => {
+    const s = await serve((req, _body, res) => {
       if (req.method === "POST") {
         return void res.writeHead(200, { "content-type": "text/event-stream" }).end(
           "id: e1\nretry: 20\ndata:\n\n",
