@@ -106,7 +106,7 @@ describe("ServiceLink", () => {
   });
 
   it("refusals and failures, by status and error code", async () => {
-    const s = await serve((req, body, res) => {
+    const s = await serve((_req, body, res) => {
       const m = JSON.parse(body);
       const status = m.id;
       if (status === 404) return void res.writeHead(404).end();
