@@ -17,17 +17,14 @@ import { log } from "../log.ts";
 import type { Clock } from "../mcp/upstream_lifecycle.ts";
 import type { Refusal } from "../service/access.ts";
 import { errorLine, type Message, resultLine, RpcCode } from "./jsonrpc.ts";
-import { type LinkHandlers, type PostResult, type ServiceAddress, ServiceLink } from "./link.ts";
-import {
-  backoffMs,
-  expiredRequests,
-  type Outage,
-  settleSent,
-  uncertainMessage,
-  WAIT_MS,
-  type Waiting,
-} from "./policy.ts";
+import { type Connect, connectHttp, type Link, openLink, ServiceRefused } from "./attach.ts";
+import type { PostResult, ServiceAddress } from "./link.ts";
+import { type HostOut, Ledger, type Pending, type Request } from "./ledger.ts";
+import { backoffMs, type Outage, WAIT_MS } from "./policy.ts";
 import type { WarmAnswers } from "./warm.ts";
+
+export { type Connect, type Link, ServiceRefused } from "./attach.ts";
+export type { HostOut } from "./ledger.ts";
 
 export interface RelayTarget {
   /** Find (or launch) the service; undefined when none runs and none may be started. */
@@ -43,32 +40,8 @@ export interface RelayTarget {
   refused?(r: Refusal): string;
 }
 
-/** Where the relay writes lines for the host. */
-export type HostOut = (line: string) => void;
-
-/** What the relay needs of a session on a service (a `ServiceLink`; tests pass their own). */
-export type Link = Pick<ServiceLink, "post" | "openEventStream" | "close" | "setProtocolVersion">;
-export type Connect = (addr: ServiceAddress, handlers: LinkHandlers, clock: Clock) => Link;
-const connectHttp: Connect = (addr, handlers, clock) => new ServiceLink(addr, handlers, clock);
-
-/** A service refused a connection attempt (401/403). */
-export class ServiceRefused extends Error {
-  constructor(readonly refusal: Refusal) {
-    super(`refused (${refusal.status}): ${refusal.detail}`);
-    this.name = "ServiceRefused";
-  }
-}
-
-type Request = Extract<Message, { kind: "request" }>;
-interface Pending extends Waiting {
-  msg: Request;
-}
-
 /** A connection that held this long ends the outage before it. */
 const STEADY_MS = 30_000;
-/** How long the service may take to answer a replayed `initialize`. */
-const REPLAY_MS = 30_000;
-let replays = 0;
 
 export class Relay {
   readonly #target: RelayTarget;
@@ -83,19 +56,13 @@ export class Relay {
   /** The link's session takes the host's messages (its initialize was answered, or replayed). */
   #open = false;
   #initializedSent = false;
-  readonly #queue: Message[] = [];
-  readonly #pending = new Map<RequestId, Pending>();
-  /** Requests handed to a service (as opposed to queued): only these can be "in flight". */
-  readonly #sent = new Set<RequestId>();
-  readonly #readOnly = new Set<string>();
+  readonly #ledger: Ledger;
   #init: Request | undefined;
   #initialized = false;
-  #replay: { id: string; answer(m: Message): void } | undefined;
   #outage: Outage | undefined;
   #refusal: string | undefined;
   readonly refused: Promise<string>;
   #onRefused!: (message: string) => void;
-  readonly #idle = new Set<() => void>();
 
   constructor(
     opts: { target: RelayTarget; out: HostOut; clock: Clock; warm?: WarmAnswers; connect?: Connect },
@@ -105,6 +72,7 @@ export class Relay {
     this.#out = opts.out;
     this.#clock = opts.clock;
     this.#warm = opts.warm;
+    this.#ledger = new Ledger(opts.out, opts.clock);
     this.refused = new Promise((resolve) => (this.#onRefused = resolve));
   }
 
@@ -122,21 +90,12 @@ export class Relay {
 
   /** Requests not answered yet. */
   get waiting(): number {
-    return this.#pending.size;
+    return this.#ledger.size;
   }
 
   /** Resolves when no request waits for an answer, or after `ms`. */
   idle(ms: number): Promise<void> {
-    if (this.#pending.size === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        this.#clock.clearTimeout(timer);
-        this.#idle.delete(done);
-        resolve();
-      };
-      const timer = this.#clock.setTimeout(done, ms);
-      this.#idle.add(done);
-    });
+    return this.#ledger.idle(ms);
   }
 
   /** The host is gone: stop, and end the service session. */
@@ -166,7 +125,7 @@ export class Relay {
       // ping may come at any time; before a session exists it is answered here
       if (m.method === "ping" && !this.#open) return this.#out(resultLine(m.id, {}));
       if (this.#phase === "warming" && this.#answerWarm(m)) return;
-      this.#pending.set(m.id, { req: m.req, msg: m, at: this.#clock.now() });
+      this.#ledger.wait(m);
     } else if (m.kind === "notification") {
       if (!this.#init) return log.debug(`relay: '${m.method}' before initialize, dropped`);
       if (m.method === "notifications/initialized") {
@@ -176,7 +135,7 @@ export class Relay {
     } else if (!this.#open) {
       return; // an answer to a service's request belongs to the session that asked
     }
-    this.#queue.push(m);
+    this.#ledger.queue.push(m);
     this.#pump();
   }
 
@@ -191,7 +150,7 @@ export class Relay {
     if (m.method === "tools/list") {
       const result = this.#warm.toolsList();
       if (!result) return false;
-      for (const t of result.tools) if (t.annotations?.readOnlyHint === true) this.#readOnly.add(t.name);
+      this.#ledger.learnTools(result.tools, false);
       this.#out(resultLine(m.id, result));
       return true;
     }
@@ -201,18 +160,19 @@ export class Relay {
   /** Send what can go now: everything once the session is open; before that only the initialize. */
   #pump(): void {
     if (this.#phase !== "ready" || !this.#link) return;
+    const queue = this.#ledger.queue;
     if (this.#open) {
-      for (const m of this.#queue.splice(0)) void this.#send(m);
+      for (const m of queue.splice(0)) void this.#send(m);
       return;
     }
-    const at = this.#queue.findIndex((m) => m === this.#init);
-    if (at >= 0 && !this.#sent.has(this.#init!.id)) void this.#send(this.#queue.splice(at, 1)[0]);
+    const at = queue.findIndex((m) => m === this.#init);
+    if (at >= 0) void this.#send(queue.splice(at, 1)[0]);
   }
 
   async #send(m: Message): Promise<void> {
     const link = this.#link;
-    if (!link || m.kind === "invalid") return void this.#queue.push(m);
-    if (m.kind === "request") this.#sent.add(m.id);
+    if (!link || m.kind === "invalid") return void this.#ledger.queue.push(m);
+    if (m.kind === "request") this.#ledger.markSent(m.id);
     const r = await link.post(m.text, m.kind === "request" ? m.id : undefined);
     this.#posted(m, r, link);
   }
@@ -232,9 +192,9 @@ export class Relay {
       return log.warn(`relay: ${what}`);
     }
     const undelivered = r.kind !== "failed" || !r.delivered;
-    if (m.kind === "request" && undelivered && this.#pending.has(m.id) && this.#sent.delete(m.id)) {
-      this.#queue.push(m); // it never ran: it goes again, whatever it is
-    } else if (m.kind === "notification" && undelivered) this.#queue.push(m);
+    if (m.kind === "request" && undelivered && this.#ledger.unsend(m.id)) {
+      this.#ledger.queue.push(m); // it never ran: it goes again, whatever it is
+    } else if (m.kind === "notification" && undelivered) this.#ledger.queue.push(m);
     if (this.#link !== link) return; // already replaced
     if (r.kind === "refused") {
       const fatal = this.#target.refused?.(r.refusal);
@@ -246,23 +206,13 @@ export class Relay {
 
   #fromService(m: Message, link: Link): void {
     if (m.kind === "response") {
-      if (this.#replay?.id === m.id) return this.#replay.answer(m);
-      const waiting = this.#pending.get(m.id);
+      const waiting = this.#ledger.answered(m.id);
       if (!waiting) return log.debug(`relay: an answer to ${m.id}, which nothing waits for, dropped`);
-      this.#pending.delete(m.id);
-      this.#sent.delete(m.id);
       this.#outage = undefined; // the service works for the host again
       const { method } = waiting.msg;
       if (method === "initialize" && waiting.msg === this.#init) this.#initAnswered(m, link);
-      if (method === "tools/list" && Array.isArray(m.result?.tools)) {
-        for (const t of m.result.tools as { name: string; annotations?: { readOnlyHint?: boolean } }[]) {
-          if (t.annotations?.readOnlyHint === true) this.#readOnly.add(t.name);
-          else this.#readOnly.delete(t.name);
-        }
-      }
-      this.#out(m.text);
-      if (this.#pending.size === 0) { for (const done of [...this.#idle]) done(); }
-      return;
+      if (method === "tools/list") this.#ledger.learnTools(m.result?.tools, true);
+      return this.#out(m.text);
     }
     if (link === this.#link && m.kind !== "invalid") this.#out(m.text);
   }
@@ -274,7 +224,7 @@ export class Relay {
     if (typeof version !== "string") {
       // refused: what waited behind it cannot go; the host may try another initialize
       this.#init = undefined;
-      for (const q of this.#queue.splice(0)) {
+      for (const q of this.#ledger.queue.splice(0)) {
         if (q.kind === "request") {
           this.#settle(q.id, "hermit: the service refused initialize", RpcCode.InvalidRequest);
         }
@@ -297,63 +247,37 @@ export class Relay {
 
   /** Connect to `addr`; replay the host's initialize when the host already has its answer. */
   async #attach(addr: ServiceAddress): Promise<void> {
-    const link: Link = this.#connect(addr, {
-      onMessage: (m) => this.#fromService(m, link),
-      streamBroke: async (why) => {
-        if (this.#link !== link) return false;
-        log.debug(`relay: service stream: ${why}`);
-        if (await this.#target.healthy(addr) && this.#link === link) return true;
-        if (this.#link === link) void this.#lost(why);
-        return false;
+    const replay = this.#init !== undefined && !this.#ledger.isWaiting(this.#init.id);
+    let link: Link | undefined = undefined; // set once open: messages during the replay are not yet for the host
+    link = await openLink({
+      connect: this.#connect,
+      addr,
+      clock: this.#clock,
+      replay: replay ? this.#init!.req : undefined,
+      handlers: {
+        onMessage: (m) => link && this.#fromService(m, link),
+        streamBroke: async (why) => {
+          if (this.#link !== link) return false;
+          log.debug(`relay: service stream: ${why}`);
+          if (await this.#target.healthy(addr) && this.#link === link) return true;
+          if (this.#link === link) void this.#lost(why);
+          return false;
+        },
+        streamRefused: (r) => {
+          if (this.#link !== link) return;
+          const fatal = r !== "session-gone" && this.#target.refused?.(r);
+          if (fatal) return this.#refusedFor(fatal);
+          void this.#lost(
+            r === "session-gone" ? "the service forgot this session" : "the service refused the relay",
+          );
+        },
       },
-      streamRefused: (r) => {
-        if (this.#link !== link) return;
-        const fatal = r !== "session-gone" && this.#target.refused?.(r);
-        if (fatal) return this.#refusedFor(fatal);
-        void this.#lost(
-          r === "session-gone" ? "the service forgot this session" : "the service refused the relay",
-        );
-      },
-    }, this.#clock);
-    const replay = this.#init !== undefined && !this.#pending.has(this.#init.id);
-    if (replay) await this.#replayOn(link);
+    });
     this.#link = link;
     this.#open = replay;
     this.#initializedSent = false;
     this.#connectedAt = this.#clock.now();
     if (replay && this.#initialized) this.#sendInitialized();
-  }
-
-  /** Open a new session for a host that already has its initialize answer: the answer stays here. */
-  async #replayOn(link: Link): Promise<void> {
-    const id = `hermit-relay-init-${++replays}`;
-    let answered!: (m: Message) => void;
-    const answer = new Promise<Message>((resolve) => (answered = resolve));
-    this.#replay = { id, answer: (m) => answered(m) };
-    let timer: unknown;
-    const late = new Promise<"late">((
-      resolve,
-    ) => (timer = this.#clock.setTimeout(() => resolve("late"), REPLAY_MS)));
-    try {
-      const r = await Promise.race([link.post(JSON.stringify({ ...this.#init!.req, id }), id), late]);
-      if (r === "late") throw new Error(`no answer to the replayed initialize within ${REPLAY_MS / 1000} s`);
-      if (r.kind === "refused") throw new ServiceRefused(r.refusal);
-      if (r.kind !== "answered") {
-        throw new Error(
-          `the replayed initialize ${r.kind === "failed" ? `failed: ${r.why}` : `got ${r.kind}`}`,
-        );
-      }
-      const m = await answer;
-      const version = m.kind === "response" ? m.result?.protocolVersion : undefined;
-      if (typeof version !== "string") throw new Error("the service refused the replayed initialize");
-      link.setProtocolVersion(version);
-    } catch (err) {
-      await link.close();
-      throw err;
-    } finally {
-      this.#clock.clearTimeout(timer);
-      this.#replay = undefined;
-    }
   }
 
   /** The service is gone: end its session, find or relaunch one, re-initialize, settle what was in flight. */
@@ -401,11 +325,7 @@ export class Relay {
     if (this.#phase !== phase) return void this.#link?.close();
     outage.connects++;
     log.info(`relay: ${done}`);
-    const { resend, uncertain } = settleSent(this.#pending.values(), this.#sent, this.#readOnly);
-    for (const w of resend) this.#sent.delete(w.req.id);
-    for (const w of uncertain) this.#settle(w.req.id, uncertainMessage(w.req));
-    const queued = this.#queue.splice(0);
-    this.#queue.push(...resend.map((w) => w.msg), ...queued);
+    for (const w of this.#ledger.resettle()) this.#forgotten(w);
     this.#phase = "ready";
     this.#pump();
   }
@@ -416,14 +336,7 @@ export class Relay {
 
   /** Answer with an error each request that has waited `WAIT_MS` for the service in this outage. */
   #expireWaiting(outage: Outage): void {
-    const expired = expiredRequests(
-      this.#pending.values(),
-      this.#sent,
-      this.#readOnly,
-      outage,
-      this.#clock.now(),
-      this.#target.unavailable,
-    );
+    const expired = this.#ledger.expired(outage, this.#target.unavailable);
     if (expired.length === 0) return;
     if (!outage.warned) {
       outage.warned = true;
@@ -434,14 +347,12 @@ export class Relay {
 
   /** Answer a waiting request with an error and forget it (queued or sent). */
   #settle(id: RequestId, message: string, code: number = RpcCode.InternalError): void {
-    const waiting = this.#pending.get(id);
-    this.#pending.delete(id);
-    this.#sent.delete(id);
-    const at = this.#queue.findIndex((m) => m.kind === "request" && m.id === id);
-    if (at >= 0) this.#queue.splice(at, 1);
-    if (waiting?.msg === this.#init) this.#init = undefined; // never answered: the host may send another
-    this.#answerError(id, message, code);
-    if (this.#pending.size === 0) { for (const done of [...this.#idle]) done(); }
+    this.#forgotten(this.#ledger.settle(id, message, code));
+  }
+
+  /** A request answered with an error: an initialize never answered lets the host send another. */
+  #forgotten(w: Pending | undefined): void {
+    if (w && w.msg === this.#init) this.#init = undefined;
   }
 
   /** The service refuses this relay (a wrong token): answer everything waiting, then end. */
@@ -449,11 +360,7 @@ export class Relay {
     if (this.#refusal) return;
     this.#refusal = message;
     this.#phase = "closed";
-    for (const id of this.#pending.keys()) this.#answerError(id, `hermit: ${message}`);
-    this.#pending.clear();
-    this.#sent.clear();
-    this.#queue.length = 0;
-    for (const done of [...this.#idle]) done();
+    this.#ledger.refuseAll(`hermit: ${message}`);
     this.#onRefused(message);
   }
 
