@@ -42,15 +42,15 @@ export async function runRelay(
   }, MAX_LINE);
   await relay.start(first);
   const gone = hostGone();
-  const why = await Promise.race([
-    stdinEnded.then(() => "the host closed stdin"),
+  const end = await Promise.race([
+    stdinEnded.then((): End => ({ kind: "stdin", why: "the host closed stdin" })),
     gone,
-    relay.refused.then((m) => `refused: ${m}`),
+    relay.refused.then((m): End => ({ kind: "refused", why: `refused: ${m}` })),
   ]);
-  log.debug(`relay ends: ${why}`);
+  log.debug(`relay ends: ${end.why}`);
   // a host that closes stdin right after sending (a script, a pipe) still gets its answers, unless
   // it goes away altogether (a signal can end the stdin stream before its handler runs)
-  if (why === "the host closed stdin") await Promise.race([relay.idle(DRAIN_MS), gone]);
+  if (end.kind === "stdin") await Promise.race([relay.idle(DRAIN_MS), gone]);
   await relay.close();
   await out.drain();
   const refused = relay.refusalError();
@@ -58,8 +58,11 @@ export async function runRelay(
   return Exit.ok;
 }
 
+/** Why a relay ends. */
+type End = { kind: "stdin" | "host-gone" | "refused"; why: string };
+
 /** A signal, or our parent (the host) gone. */
-function hostGone(): Promise<string> {
+function hostGone(): Promise<End> {
   const gone = watchParent(process.ppid);
   return new Promise((resolve) => {
     const poll = setInterval(() => {
@@ -69,7 +72,7 @@ function hostGone(): Promise<string> {
     (poll as { unref?: () => void }).unref?.();
     const done = (why: string) => {
       clearInterval(poll);
-      resolve(why);
+      resolve({ kind: "host-gone", why });
     };
     for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
       process.once(sig, () => done(`received ${sig}`));
