@@ -33,6 +33,8 @@ export interface CatalogSources {
   exports: readonly string[];
   commandTools: Iterable<CommandTool>;
   upstreams: Iterable<ListedUpstream>;
+  /** An upstream tool a gate withholds (e.g. one whose definition a lock does not hold): not a source. */
+  withhold?: (server: string, t: UpstreamTool) => boolean;
 }
 
 /** A name more than one source provides: served by none of them. */
@@ -107,7 +109,11 @@ export function sourcesOf(src: CatalogSources, name: string, findingsOf = noFind
   const found: CatalogEntry[] = [];
   for (const t of src.commandTools) if (t.name === name) found.push(commandEntry(t));
   for (const u of src.upstreams) {
-    for (const t of u.tools) if (t.exported === name) found.push(upstreamEntry(u, t, findingsOf));
+    for (const t of u.tools) {
+      if (t.exported === name && !src.withhold?.(u.config.name, t)) {
+        found.push(upstreamEntry(u, t, findingsOf));
+      }
+    }
   }
   return found;
 }
@@ -129,7 +135,9 @@ export function buildCatalog(
   };
   for (const t of src.commandTools) if (exported.has(t.name)) add(commandEntry(t));
   for (const u of src.upstreams) {
-    for (const t of u.tools) if (exported.has(t.exported)) add(upstreamEntry(u, t, findingsOf));
+    for (const t of u.tools) {
+      if (exported.has(t.exported) && !src.withhold?.(u.config.name, t)) add(upstreamEntry(u, t, findingsOf));
+    }
   }
   const entries: CatalogEntry[] = [];
   const collisions: Collision[] = [];
