@@ -130,6 +130,7 @@ function compile(compiler: "deno" | "bun", target: Target, outfile: string): voi
       "--compile",
       "--minify",
       "--bytecode",
+      "--splitting",
       "--format=esm",
       `--target=${target.bun}`,
       entry,

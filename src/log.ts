@@ -7,6 +7,7 @@
  * started): `HERMIT_LOG_FORMAT=json` writes each line as `{"level", "message", "event"?}` so that
  * `hermit check` can read what the `hermit serve` it started said without parsing sentences, and
  * a one-shot command can leave out, with `omitEvents`, the lines its own report already says.
+ * The sink is replaceable (`setLogSink`) for a process that must not load Node's streams.
  */
 import process from "node:process";
 
@@ -34,6 +35,13 @@ export function omitEvents(kinds: LogEvent["kind"][]): void {
   omitted = new Set(kinds);
 }
 
+let sink = (text: string): void => void process.stderr.write(text);
+
+/** Where log lines go (default `process.stderr`; the lean relay passes a cheaper writer). */
+export function setLogSink(write: (text: string) => void): void {
+  sink = write;
+}
+
 function emit(level: Level, message: string, event?: LogEvent): void {
   if (levels[level] < threshold || (event && omitted.has(event.kind))) return;
   const line = json
@@ -41,7 +49,7 @@ function emit(level: Level, message: string, event?: LogEvent): void {
     : (timestamps ? new Date().toISOString() + " " : "") +
       (level === "info" ? "hermit: " : `hermit: ${level}: `) + message;
   try {
-    process.stderr.write(line + "\n");
+    sink(line + "\n");
   } catch {
     // stderr closed: nothing more to do
   }

@@ -1,7 +1,8 @@
 /**
- * Entry point and the only place that exits. Two answers come before anything heavy is loaded:
- * `--version`, and the watchdog supervisor hermit starts for itself (`watchdog --ppid N
- * --supervise`, one per running hermit, so it should cost as little memory as it can).
+ * Entry point and the only place that exits. Three answers come before anything heavy is loaded:
+ * `--version`, the watchdog supervisor hermit starts for itself (`watchdog --ppid N
+ * --supervise`, one per running hermit, so it should cost as little memory as it can), and the
+ * relay a host starts per session for a standalone adapter (`serve DIR`, `src/relay/main.ts`).
  * Everything else goes to the command-line app, whose commands load what they need.
  */
 import process from "node:process";
@@ -21,6 +22,11 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
   const { runWatchdog, WATCHDOG_DEFAULTS } = await import("./process/watchdog_run.ts");
   process.exit(await runWatchdog({ ppid: Number(argv[2]), ...WATCHDOG_DEFAULTS }));
 } else {
+  // a relay (`serve DIR` of a standalone adapter) runs once per host session: it loads only what it needs
+  const relayed = argv[0] === "serve"
+    ? await (await import("./relay/main.ts")).relayFastPath(argv.slice(1))
+    : undefined;
+  if (relayed !== undefined) process.exit(relayed);
   const { runCli } = await import("./cli/app.ts");
   const code = await runCli(argv);
   process.exit(code);

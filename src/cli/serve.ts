@@ -117,13 +117,17 @@ export function registerServe(program: Command, setExit: SetExit): void {
       if (opts.tokenFile && !opts.serveUrl) {
         throw usageError("--token-file goes with --standalone or --serve-url");
       }
+      if (opts.serveUrl || manifest.serve.lifecycle === "standalone") {
+        // the next relay for this adapter takes the fast path (src/relay/main.ts)
+        await (await import("../relay/plan.ts")).rememberManifest(manifest);
+      }
       if (opts.serveUrl) {
         const token = opts.tokenFile ? readToken(opts.tokenFile) : process.env[TOKEN_VAR] || undefined;
-        const { relayTo } = await import("../service/relay_targets.ts");
+        const { relayTo } = await import("../relay/targets.ts");
         return setExit(await relayTo(manifest, opts.serveUrl, token));
       }
       if (manifest.serve.lifecycle === "standalone") {
-        const { relayToLocal } = await import("../service/relay_targets.ts");
+        const { relayToLocal } = await import("../relay/targets.ts");
         return setExit(await relayToLocal(manifest, opts.warmStart !== false));
       }
       const { serveStdio } = await import("../mcp/session.ts");

@@ -4,9 +4,7 @@
  * line per problem (exit 2) and nothing else escapes; a missing or unreadable file is a plain
  * usage `HermitError` (exit 2).
  */
-import { readFileSync, statSync } from "node:fs";
-import path from "node:path";
-import process from "node:process";
+import { readFileSync } from "node:fs";
 import { LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
 import { Exit, HermitError } from "../errors.ts";
@@ -14,10 +12,12 @@ import { formatIssue, formatPath, type LocatedIssue, type PathSeg, quote, Source
 import { yamlSyntaxIssue } from "./yaml_errors.ts";
 import { suggest } from "./names.ts";
 import { normalize } from "./normalize.ts";
+import { displayPath, resolveManifestPath } from "./paths.ts";
 import { knownKeys, manifestSchema } from "./schema.ts";
 import type { Manifest } from "./types.ts";
 
-export const MANIFEST_FILE = "hermit.yaml";
+export { displayPath, MANIFEST_FILE, resolveManifestPath } from "./paths.ts";
+
 const MAX_REPORTED = 20;
 
 export class ManifestError extends HermitError {
@@ -38,28 +38,6 @@ export class ManifestError extends HermitError {
     this.name = "ManifestError";
     this.issues = issues;
   }
-}
-
-/** `DIR` may be the adapter directory or its hermit.yaml. */
-export function resolveManifestPath(target: string): { file: string; dir: string } {
-  const abs = path.resolve(target);
-  let isDir = false;
-  try {
-    isDir = statSync(abs).isDirectory();
-  } catch {
-    throw new HermitError(
-      `${target}: no such directory; pass an adapter directory (one holding ${MANIFEST_FILE})`,
-      Exit.usage,
-    );
-  }
-  const file = isDir ? path.join(abs, MANIFEST_FILE) : abs;
-  return { file, dir: path.dirname(file) };
-}
-
-/** How a path is shown in messages: relative to the working directory when that is shorter. */
-export function displayPath(file: string): string {
-  const rel = path.relative(process.cwd(), file);
-  return rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : file;
 }
 
 export function loadManifest(target: string): Manifest {

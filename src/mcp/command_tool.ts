@@ -7,7 +7,7 @@
  * it exits (a daemon meant to outlive the call starts its own session).
  */
 import path from "node:path";
-import { type CallToolResult, CallToolResultSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { childEnv } from "../gates/env.ts";
 import { screenCommandTool } from "../gates/screen_manifest.ts";
 import { interpolate, type InterpolationContext } from "../manifest/interpolate.ts";
@@ -26,23 +26,7 @@ export interface CommandToolContext {
   platform: NodeJS.Platform;
 }
 
-/** The MCP definition a host sees for a command tool. */
-export function commandToolDefinition(t: CommandTool): Tool {
-  const annotations: NonNullable<Tool["annotations"]> = { readOnlyHint: t.readOnly };
-  if (t.title) annotations.title = t.title;
-  if (t.destructive !== undefined) annotations.destructiveHint = t.destructive;
-  if (t.idempotent !== undefined) annotations.idempotentHint = t.idempotent;
-  if (t.openWorld !== undefined) annotations.openWorldHint = t.openWorld;
-  const tool: Tool = {
-    name: t.name,
-    description: t.description,
-    inputSchema: t.inputSchema as Tool["inputSchema"],
-    annotations,
-  };
-  if (t.title) tool.title = t.title;
-  if (t.outputSchema) tool.outputSchema = t.outputSchema as Tool["outputSchema"];
-  return tool;
-}
+export { commandToolDefinition } from "./catalog.ts";
 
 /** Undefined when `args` fits the tool's input schema, else why not, in plain words. */
 export function validateArguments(t: CommandTool, args: unknown): string | undefined {

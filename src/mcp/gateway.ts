@@ -23,6 +23,7 @@ import { needsApproval } from "../gates/trust.ts";
 import { log } from "../log.ts";
 import type { CommandTool, Manifest, Upstream } from "../manifest/types.ts";
 import { CommandRefused, type CommandToolContext, runCommandTool } from "./command_tool.ts";
+import { activeSources } from "./catalog.ts";
 import { capabilitiesOf, Catalog, type CatalogEntry, type SelfCheck } from "./gateway_catalog.ts";
 import { ContentRouter } from "./gateway_content.ts";
 import { askApproval, type CallContext, ServerRequests, type SessionPeer } from "./gateway_requests.ts";
@@ -118,15 +119,9 @@ export class Gateway implements UpstreamOwner {
       return;
     }
     for (const r of this.refusals) log.error(refusalLine(r));
-    const refused = new Set(this.refusals.map((r) => r.where));
-    for (const u of Object.values(manifest.upstreams)) {
-      if (u.enabled && !refused.has(`mcp_servers.${u.name}`)) {
-        this.upstreams.set(u.name, new UpstreamConnection(u, this));
-      }
-    }
-    for (const t of Object.values(manifest.tools)) {
-      if (!refused.has(`tools.${t.name}`)) this.commandTools.set(t.name, t);
-    }
+    const active = activeSources(manifest, this.refusals.map((r) => r.where), false);
+    for (const u of active.upstreams) this.upstreams.set(u.name, new UpstreamConnection(u, this));
+    for (const t of active.commandTools) this.commandTools.set(t.name, t);
   }
 
   /**

@@ -1,49 +1,32 @@
 /**
- * The gateway's tool catalog: for each name in `exports.tools` (in that order) the one thing that
- * provides it right now — a command tool or an upstream tool after its filter and rename — with
- * its trust, read-only flag and description-scan findings. Names provided twice are served by
- * neither (fail closed). Also why an exported name is missing, for the self-check.
+ * The gateway's tool catalog over its live sources: the rules are `catalog.ts`'s (shared with the
+ * relay's warm answers); this keeps the result until an upstream's tool list or hermit.lock
+ * changes, scans and reports descriptions once, logs collisions, and says why an exported name is
+ * missing, for the self-check.
  */
-import type { ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { sanitizeValue } from "../gates/sanitize.ts";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { type ScanFinding, scanTool } from "../gates/scan.ts";
 import type { Refusal } from "../gates/screen_manifest.ts";
-import type { CommandTool, Manifest, Trust } from "../manifest/types.ts";
-import { commandToolDefinition } from "./command_tool.ts";
-import type { UpstreamConnection } from "./upstream.ts";
 import type { LockGate } from "../lock/gate.ts";
 import type { Withheld } from "../lock/verdict.ts";
+import type { CommandTool, Manifest } from "../manifest/types.ts";
+import {
+  buildCatalog,
+  type CatalogEntry,
+  type CatalogSources,
+  describeSource,
+  sourcesOf,
+} from "./catalog.ts";
+import type { UpstreamConnection } from "./upstream.ts";
 
-export interface CatalogEntry {
-  name: string;
-  tool: Tool;
-  source: { kind: "command"; tool: CommandTool } | { kind: "upstream"; server: string; raw: string };
-  readOnly: boolean;
-  trust: Trust;
-  findings: ScanFinding[];
-}
+export { capabilitiesOf, type CatalogEntry } from "./catalog.ts";
 
 export interface SelfCheck {
   missing: { name: string; why: string }[];
   unexported: { server: string; raw: string; exported: string }[];
 }
 
-/** What a session server advertises: each capability only when something backs it. */
-export function capabilitiesOf(m: Manifest, upstreams: Iterable<UpstreamConnection>): ServerCapabilities {
-  const ups = [...upstreams];
-  const caps: ServerCapabilities = {};
-  if (m.exports.tools.length > 0) caps.tools = { listChanged: true };
-  if (ups.some((u) => u.config.resources && u.capabilities?.resources)) {
-    const subscribe = ups.some((u) => u.config.resources && u.capabilities?.resources?.subscribe);
-    caps.resources = subscribe ? { listChanged: true, subscribe: true } : { listChanged: true };
-  }
-  if (ups.some((u) => u.config.prompts && u.capabilities?.prompts)) caps.prompts = { listChanged: true };
-  if (ups.some((u) => u.capabilities?.logging)) caps.logging = {};
-  if (ups.some((u) => u.capabilities?.completions)) caps.completions = {};
-  return caps;
-}
-
-export interface CatalogSources {
+export interface GatewaySources {
   manifest: Manifest;
   commandTools: ReadonlyMap<string, CommandTool>;
   upstreams: ReadonlyMap<string, UpstreamConnection>;
@@ -54,7 +37,7 @@ export interface CatalogSources {
 }
 
 export class Catalog {
-  readonly #src: CatalogSources;
+  readonly #src: GatewaySources;
   readonly #scanned = new Map<string, ScanFinding[]>();
   readonly #report: (where: string, findings: ScanFinding[]) => void;
   readonly #collision: (name: string, sources: string[]) => void;
@@ -66,7 +49,7 @@ export class Catalog {
   } | undefined;
 
   constructor(
-    src: CatalogSources,
+    src: GatewaySources,
     report: (where: string, findings: ScanFinding[]) => void,
     collision: (name: string, sources: string[]) => void,
   ) {
@@ -88,12 +71,8 @@ export class Catalog {
     ) {
       return this.#memo.entries;
     }
-    const entries: CatalogEntry[] = [];
-    for (const name of this.#src.manifest.exports.tools) {
-      const found = this.sourcesOf(name);
-      if (found.length === 1) entries.push(found[0]);
-      else if (found.length > 1) this.#collision(name, found.map(describe));
-    }
+    const { entries, collisions } = buildCatalog(this.#sources(), (server, tool) => this.#scan(server, tool));
+    for (const c of collisions) this.#collision(c.name, c.sources.map(describeSource));
     this.#memo = { lists, lock, entries, byName: new Map(entries.map((e) => [e.name, e])) };
     return entries;
   }
@@ -104,33 +83,17 @@ export class Catalog {
   }
 
   sourcesOf(name: string): CatalogEntry[] {
-    const found: CatalogEntry[] = [];
-    const cmd = this.#src.commandTools.get(name);
-    if (cmd) {
-      found.push({
-        name,
-        tool: commandToolDefinition(cmd),
-        source: { kind: "command", tool: cmd },
-        readOnly: cmd.readOnly,
-        trust: "full",
-        findings: [],
-      });
-    }
-    for (const u of this.#src.upstreams.values()) {
-      for (const t of u.tools) {
-        if (t.exported !== name) continue;
-        if (this.#src.lock?.judge(u.name, t)) continue;
-        found.push({
-          name,
-          tool: sanitizeValue({ ...t.tool, name }) as Tool,
-          source: { kind: "upstream", server: u.name, raw: t.raw },
-          readOnly: t.tool.annotations?.readOnlyHint === true,
-          trust: u.config.trust,
-          findings: this.#scan(u.name, t.tool),
-        });
-      }
-    }
-    return found;
+    return sourcesOf(this.#sources(), name, (server, tool) => this.#scan(server, tool));
+  }
+
+  #sources(): CatalogSources {
+    const lock = this.#src.lock;
+    return {
+      exports: this.#src.manifest.exports.tools,
+      commandTools: this.#src.commandTools.values(),
+      upstreams: [...this.#src.upstreams.values()],
+      withhold: lock ? (server, t) => lock.judge(server, t) !== undefined : undefined,
+    };
   }
 
   #scan(server: string, tool: Tool): ScanFinding[] {
@@ -203,10 +166,4 @@ export function upstreamDown(u: Pick<UpstreamConnection, "name" | "state" | "las
     default:
       return `mcp_servers.${u.name} is ${u.state}${why}`;
   }
-}
-
-function describe(e: CatalogEntry): string {
-  return e.source.kind === "command"
-    ? `tools.${e.name}`
-    : `mcp_servers.${e.source.server} ('${e.source.raw}')`;
 }

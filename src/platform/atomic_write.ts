@@ -6,16 +6,21 @@
  * one; when anything fails the temporary file is removed and the target is left as it was.
  * Deploy's writes into users' files have their own rules (`hosts/files.ts`).
  */
-import { randomBytes } from "node:crypto";
 import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
+
+/** 8 random hex digits (Web Crypto, which every runtime has without loading `node:crypto`). */
+function randomHex(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(4));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
 
 /** Write `data` to `file` atomically, as a file of mode `mode` (default 0600). */
 export function writeFileAtomic(file: string, data: string | Uint8Array, mode = 0o600): void {
   const tmp = path.join(
     path.dirname(file),
-    `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`,
+    `.${path.basename(file)}.${process.pid}.${randomHex()}.tmp`,
   );
   const fd = openSync(tmp, "wx", mode);
   try {

@@ -4,7 +4,6 @@
  * `~/.local/state/hermit`) on Linux, `~/Library/Application Support/hermit` on macOS,
  * `%LOCALAPPDATA%\hermit` on Windows. Pure: platform and environment in, path out.
  */
-import os from "node:os";
 import path from "node:path";
 import process from "node:process";
 
@@ -15,6 +14,7 @@ import process from "node:process";
 export function homeDir(env: Readonly<Record<string, string | undefined>> = process.env): string {
   if (env.HOME) return env.HOME;
   if (env.USERPROFILE) return env.USERPROFILE;
+  const os = process.getBuiltinModule("node:os") as typeof import("node:os"); // rarely needed: loaded only then
   try {
     return os.homedir();
   } catch {

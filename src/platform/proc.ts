@@ -7,13 +7,20 @@
  * process by process through the Windows API (`win_api.ts`), with `tasklist`/`taskkill` as the
  * fallback where the runtime has no FFI.
  */
-import { execFileSync } from "node:child_process";
+import type { execFileSync as ExecFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 import { winApiAvailable, winCreationTime, winProcessTable, winTerminate } from "./win_api.ts";
 import { indexTable, type ProcIndex, treeMembers } from "./win_tree.ts";
 
 const linux = process.platform === "linux";
+
+/** `ps`, `tasklist` and friends are only asked off Linux: load child_process only then (it is not small). */
+const execFileSync =
+  ((...args: Parameters<typeof ExecFileSync>) =>
+    (process.getBuiltinModule("node:child_process") as typeof import("node:child_process")).execFileSync(
+      ...args,
+    )) as typeof ExecFileSync;
 const windows = process.platform === "win32";
 
 interface ProcStat {

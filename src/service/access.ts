@@ -5,7 +5,7 @@
  * one-line message for a 401 or 403 the service answers.
  */
 import { readFileSync } from "node:fs";
-import { messageOf, usageError } from "../errors.ts";
+import { usageError } from "../errors.ts";
 import { TOKEN_VAR } from "../hosts/types.ts";
 
 /** `--serve-url`: an http(s) URL without credentials (the token travels in a header). */
@@ -68,13 +68,6 @@ export async function probeAccess(url: URL, token: string | undefined): Promise<
   }
 }
 
-/** A 401 or 403 in an error the MCP SDK's HTTP transport threw; undefined for anything else. */
-export function refusalOf(err: unknown): Refusal | undefined {
-  const status = (err as { code?: unknown } | undefined)?.code;
-  if (status !== 401 && status !== 403) return undefined;
-  return { status, detail: reasonIn(messageOf(err)) || String(status) };
-}
-
 /** What to tell the user (and the host) when the service at `url` refuses a relay. */
 export function refusalMessage(name: string, url: URL, r: Refusal, tokenGiven: boolean): string {
   const at = `the ${name} service at ${url.origin}`;
@@ -87,7 +80,7 @@ export function refusalMessage(name: string, url: URL, r: Refusal, tokenGiven: b
 }
 
 /** The JSON-RPC error message in a response body (or an error quoting one), else the text itself. */
-function reasonIn(text: string): string {
+export function reasonIn(text: string): string {
   const start = text.indexOf("{");
   if (start >= 0) {
     try {

@@ -1,15 +1,21 @@
 /**
  * `DIR/.serve/endpoint`: how relays and `hermit status`/`stop` find a running standalone service.
- * JSON `{url, token, pid, process_start, started_at, version, host_launched}`, mode 0600 in a 0700
- * directory, written atomically, removed on a clean stop. It is valid only while its pid is alive
- * with the same start time and its URL answers `/health` as that pid; otherwise it is stale. What
- * `/health` answers (`Health`) is defined here too.
+ * JSON `{url, token, pid, process_start, started_at, version, host_launched}`, mode 0600 in the
+ * owner-only `.serve/` (`serve_dir.ts`), written atomically, removed on a clean stop. A file that
+ * is a symbolic link, belongs to someone else or is writable by group or others is refused (one
+ * line, exit 4). It is valid only while its pid is alive with the same start time, its URL names
+ * this machine, and that URL answers `/health` as that pid; otherwise it is stale. What `/health`
+ * answers (`Health`) is defined here too.
  */
-import { chmodSync, mkdirSync, readFileSync, unlinkSync } from "node:fs";
+import { readFileSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
+import { log } from "../log.ts";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { isAlive, processStartTime } from "../platform/proc.ts";
+import { checkTrusted, ensureServeDir, serveDir } from "./serve_dir.ts";
+
+export { ensureServeDir, lockPath, logPath } from "./serve_dir.ts";
 
 export interface Endpoint {
   url: string;
@@ -46,29 +52,8 @@ export interface Health {
   upstreams: UpstreamStatus[];
 }
 
-function serveDir(adapterDir: string): string {
-  return path.join(adapterDir, ".serve");
-}
-
 function endpointPath(adapterDir: string): string {
   return path.join(serveDir(adapterDir), "endpoint");
-}
-
-export function lockPath(adapterDir: string): string {
-  return path.join(adapterDir, ".serve.lock");
-}
-
-export function logPath(adapterDir: string): string {
-  return path.join(serveDir(adapterDir), "log");
-}
-
-export function ensureServeDir(adapterDir: string): string {
-  const dir = serveDir(adapterDir);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  try {
-    chmodSync(dir, 0o700);
-  } catch { /* not ours to change */ }
-  return dir;
 }
 
 export function writeEndpoint(adapterDir: string, ep: Endpoint): void {
@@ -76,6 +61,7 @@ export function writeEndpoint(adapterDir: string, ep: Endpoint): void {
   writeFileAtomic(endpointPath(adapterDir), JSON.stringify(ep, null, 2) + "\n");
 }
 
+/** The endpoint file's content, if there is a well-formed one; never throws (see `trustedEndpoint`). */
 export function readEndpoint(adapterDir: string): Endpoint | undefined {
   try {
     const ep = JSON.parse(readFileSync(endpointPath(adapterDir), "utf8")) as Endpoint;
@@ -86,6 +72,16 @@ export function readEndpoint(adapterDir: string): Endpoint | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The endpoint file, read only when `.serve/` and the file are trustworthy: a `HermitError` (exit
+ * 4) naming what is wrong otherwise, before anything is sent anywhere.
+ */
+export function trustedEndpoint(adapterDir: string): Endpoint | undefined {
+  checkTrusted(serveDir(adapterDir), "directory");
+  checkTrusted(endpointPath(adapterDir), "file");
+  return readEndpoint(adapterDir);
 }
 
 /** Remove the endpoint file if it is still ours. */
@@ -99,21 +95,41 @@ export function removeEndpoint(adapterDir: string, pid = process.pid): void {
 
 export type Liveness = { live: true; health: Health } | { live: false; why: string };
 
-/** Is the service behind `ep` the one that wrote it, and does it answer? */
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/;
+
+/** Does `url` name this machine: a loopback name, or an address of one of its interfaces? */
+export async function onThisMachine(url: string): Promise<boolean> {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    return false;
+  }
+  if (LOOPBACK.test(host)) return true;
+  const bare = host.replace(/^\[|\]$/g, "");
+  const { networkInterfaces } = await import("node:os");
+  return Object.values(networkInterfaces()).some((list) => list?.some((a) => a.address === bare));
+}
+
+/**
+ * Is the service behind `ep` the one that wrote it, and does it answer? A URL that does not name
+ * this machine is never contacted: the file could send relays (and their token) anywhere.
+ */
 export async function checkEndpoint(ep: Endpoint, timeoutMs = 2000): Promise<Liveness> {
-  const local = /^https?:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])[:/]/.test(ep.url);
-  if (local) {
-    if (!isAlive(ep.pid)) return { live: false, why: `its process ${ep.pid} is gone` };
-    const start = processStartTime(ep.pid);
-    if (ep.process_start && start && start !== ep.process_start) {
-      return { live: false, why: `pid ${ep.pid} now belongs to another process` };
-    }
+  if (!(await onThisMachine(ep.url))) return { live: false, why: `its URL ${ep.url} is not on this machine` };
+  if (!isAlive(ep.pid)) return { live: false, why: `its process ${ep.pid} is gone` };
+  const start = processStartTime(ep.pid);
+  if (ep.process_start && start && start !== ep.process_start) {
+    return { live: false, why: `pid ${ep.pid} now belongs to another process` };
   }
   try {
     const res = await fetch(new URL("/health", ep.url), { signal: AbortSignal.timeout(timeoutMs) });
-    if (!res.ok) return { live: false, why: `/health answered ${res.status}` };
+    if (!res.ok) {
+      await res.body?.cancel().catch(() => {});
+      return { live: false, why: `/health answered ${res.status}` };
+    }
     const health = await res.json() as Health;
-    if (local && health.pid !== ep.pid) return { live: false, why: "another service answers at its address" };
+    if (health.pid !== ep.pid) return { live: false, why: "another service answers at its address" };
     return { live: true, health };
   } catch (err) {
     return {
@@ -123,4 +139,13 @@ export async function checkEndpoint(ep: Endpoint, timeoutMs = 2000): Promise<Liv
       })`,
     };
   }
+}
+
+/** The live endpoint of the adapter's service, if one runs; throws when `.serve/` is not to be trusted. */
+export async function findService(dir: string): Promise<Endpoint | undefined> {
+  const ep = trustedEndpoint(dir);
+  if (!ep) return undefined;
+  const live = await checkEndpoint(ep);
+  if (!live.live) log.debug(`stale endpoint in ${dir}/.serve: ${live.why}`);
+  return live.live ? ep : undefined;
 }

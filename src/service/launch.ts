@@ -1,34 +1,28 @@
 /**
  * Finding the running service for an adapter, or starting one. A service is started detached (its
  * own session, logs in `DIR/.serve/log`) and is ready once its endpoint answers. Relays launch
- * under `DIR/.serve.lock`, re-reading the endpoint after taking it, so however many race, exactly
- * one service starts. Also the one-line messages about it (none running, one already running),
- * naming the directory as the user would type it.
+ * under `DIR/.serve/lock`, re-reading the endpoint after taking it, so however many race, exactly
+ * one service starts. An untrustworthy `.serve/` or endpoint file is refused before anything is
+ * read from it or sent anywhere. Also the one-line messages about it (none running, one already
+ * running), naming the directory as the user would type it.
  */
 import { spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
-import path from "node:path";
+import { closeSync, readFileSync } from "node:fs";
 import process from "node:process";
 import { Exit, HermitError } from "../errors.ts";
 import { log } from "../log.ts";
-import { displayPath } from "../manifest/load.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { acquireLock } from "../platform/lock.ts";
 import { selfCommand } from "../platform/runtime.ts";
 import { sleep } from "../process/wait.ts";
 import { whileWaiting } from "../progress.ts";
-import { checkEndpoint, type Endpoint, ensureServeDir, lockPath, logPath, readEndpoint } from "./endpoint.ts";
+import { checkEndpoint, type Endpoint, findService, readEndpoint } from "./endpoint.ts";
+import { ensureServeDir, lockPath, logPath, openServeLog } from "./serve_dir.ts";
+
+export { findService } from "./endpoint.ts";
+export { alreadyRunningError, noServiceMessage, shownDir } from "./messages.ts";
 
 const LAUNCH_TIMEOUT_MS = 120_000;
-
-/** The live endpoint of the adapter's service, if one runs. */
-export async function findService(dir: string): Promise<Endpoint | undefined> {
-  const ep = readEndpoint(dir);
-  if (!ep) return undefined;
-  const live = await checkEndpoint(ep);
-  if (!live.live) log.debug(`stale endpoint in ${dir}/.serve: ${live.why}`);
-  return live.live ? ep : undefined;
-}
 
 /** Start `hermit serve DIR --standalone` detached; resolves once its endpoint answers. */
 export async function launchDetached(
@@ -37,9 +31,8 @@ export async function launchDetached(
   serviceArgs: string[] = [],
   timeoutMs = LAUNCH_TIMEOUT_MS,
 ): Promise<Endpoint> {
-  ensureServeDir(m.dir);
   const logFile = logPath(m.dir);
-  const fd = openSync(logFile, "a", 0o600);
+  const fd = openServeLog(m.dir);
   const [cmd, ...pre] = selfCommand();
   const args = [
     ...pre,
@@ -61,6 +54,7 @@ export async function launchDetached(
   let exited: string | undefined;
   child.once("exit", (code, signal) => (exited = signal ?? `exit ${code}`));
   child.once("error", (err) => (exited = err.message));
+  // the one place a relay (or `--daemon`) waits for a service it launched
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const ep = readEndpoint(m.dir);
@@ -89,6 +83,7 @@ export async function launchDetached(
 export async function findOrLaunch(m: Manifest, allowLaunch: boolean): Promise<Endpoint | undefined> {
   const found = await findService(m.dir);
   if (found || !allowLaunch) return found;
+  ensureServeDir(m.dir); // the lock lives in it
   const lock = await acquireLock(lockPath(m.dir), LAUNCH_TIMEOUT_MS);
   if (!lock) {
     throw new HermitError(
@@ -107,28 +102,6 @@ export async function findOrLaunch(m: Manifest, allowLaunch: boolean): Promise<E
   } finally {
     lock.release();
   }
-}
-
-/** The adapter directory as a user here would type it: "." for the working directory. */
-export function shownDir(m: Manifest): string {
-  return path.resolve(m.dir) === process.cwd() ? "." : displayPath(m.dir);
-}
-
-/** Refusing a second service for the adapter: where the first one runs, and how to stop it. */
-export function alreadyRunningError(m: Manifest, running: Endpoint): HermitError {
-  return new HermitError(
-    `a service for ${m.name} is already running at ${running.url} (pid ${running.pid}); stop it with 'hermit stop ${
-      shownDir(m)
-    }'`,
-    Exit.usage,
-  );
-}
-
-export function noServiceMessage(m: Manifest): string {
-  const instructions = m.serve.instructions ? `, see ${m.serve.instructions}` : "";
-  return `no service is running for ${m.name}; start it with 'hermit serve ${
-    shownDir(m)
-  } --standalone'${instructions}`;
 }
 
 function logTail(file: string, n: number): string {

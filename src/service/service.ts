@@ -18,6 +18,7 @@ import { type Handler, type HttpServer, serveHttp } from "../platform/http.ts";
 import { processStartTime } from "../platform/proc.ts";
 import { stopAllGroups } from "../process/group.ts";
 import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
+import { rememberManifest } from "../relay/plan.ts";
 import { VERSION } from "../version.ts";
 import { readToken } from "./access.ts";
 import { type Endpoint, type Health, removeEndpoint, writeEndpoint } from "./endpoint.ts";
@@ -125,6 +126,7 @@ export async function runService(manifest: Manifest, opts: ServiceOptions): Prom
     host_launched: opts.hostLaunched,
   };
   writeEndpoint(manifest.dir, ep);
+  await rememberManifest(manifest); // so the relays of this adapter take the fast path
   log.info(`serving ${manifest.name} at ${ep.url} (pid ${process.pid}, ${gateway.listTools().length} tools)`);
   opts.onReady?.(ep);
 

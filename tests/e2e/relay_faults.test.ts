@@ -3,80 +3,28 @@
  * JSON-RPC over the relay's stdio, stdin held open like a real host's): `--serve-url` with a
  * wrong, missing or unreadable token fails at once with one line; a service that comes back with
  * another token ends the relay with that line, answering what waited; a service that answers 5xx
- * (to the host's initialize, or to a replayed one) gets the host an error within the wait limit,
- * at a paced rate, and the relay lives on. And the address a service advertises is one relays
- * can use (`--host ::1`; localhost for a wildcard, a Host allowed even with `--allowed-host`);
- * a port in use or a second service is one line, exit 2, before anything starts.
+ * (to the host's initialize, or to a replayed one) is retried at a paced rate while the relay
+ * lives on (the 30 s wait limit itself runs on a fake clock in tests/unit/relay/relay.test.ts).
+ * And the address a service advertises is one relays can use (`--host ::1`; localhost for a
+ * wildcard, a Host allowed even with `--allowed-host`); a port in use or a second service is one
+ * line, exit 2, before anything starts.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer } from "node:net";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import process from "node:process";
-import { hermitBin, hermitEnv, runHermit } from "../helpers/hermit.ts";
+import { runHermit } from "../helpers/hermit.ts";
 import { connectServe } from "../helpers/mcp.ts";
 import { alive, Reaper, waitFor } from "../helpers/procs.ts";
 import { type Service, startService, writeStandaloneAdapter } from "../helpers/service.ts";
+import { type Host, initializedNotification, initializeRequest, startHost } from "../helpers/relay_host.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
-type Message = { id?: number | string; result?: Record<string, unknown>; error?: { message: string } };
-
-const initialize = {
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } },
-};
-const initialized = { jsonrpc: "2.0", method: "notifications/initialized" };
+const initialize = initializeRequest();
+const initialized = initializedNotification;
 const toolsList = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/list" });
-
-/** A host on `hermit serve DIR ARGS`: stdin stays open until `close()`. */
-interface Host {
-  child: ChildProcess;
-  send(m: unknown): void;
-  answer(id: number, timeoutMs: number): Promise<Message>;
-  /** Resolves with the exit code once the relay exits. */
-  exited: Promise<number | null>;
-  stderr(): string;
-}
-
-function startHost(
-  dir: string,
-  args: string[],
-  env: Record<string, string | undefined>,
-  reaper: Reaper,
-): Host {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== "HERMIT_SERVE_TOKEN"));
-  const child = spawn(hermitBin(), ["serve", dir, ...args], {
-    env: hermitEnv({ ...base, ...env }) as Record<string, string>,
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  reaper.track(child.pid);
-  const messages: Message[] = [];
-  let out = "";
-  let err = "";
-  child.stdout!.setEncoding("utf8").on("data", (d) => {
-    out += d;
-    for (let nl = out.indexOf("\n"); nl >= 0; nl = out.indexOf("\n")) {
-      messages.push(JSON.parse(out.slice(0, nl)));
-      out = out.slice(nl + 1);
-    }
-  });
-  child.stderr!.setEncoding("utf8").on("data", (d) => (err += d));
-  child.stdin!.on("error", () => {/* the relay may be gone */});
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return {
-    child,
-    send: (m) => child.stdin!.write(JSON.stringify(m) + "\n"),
-    answer: (id, timeoutMs) =>
-      waitFor(() => messages.find((m) => m.id === id), { timeoutMs, what: `the answer to request ${id}` }),
-    exited,
-    stderr: () => err,
-  };
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -148,7 +96,7 @@ describe("relay: a service that refuses its token", () => {
         ],
       ];
       for (const [what, args, env, message] of cases) {
-        const host = startHost(tmp.path, ["--serve-url", svc.url, ...args], env, reaper);
+        const host = startHost(tmp.path, ["--serve-url", svc.url, ...args], { reaper, env });
         host.send(initialize);
         const code = await exitWithin(host, 15_000, what);
         assert.equal(code, 2, `${what}: ${host.stderr()}`);
@@ -177,7 +125,7 @@ describe("relay: a service that refuses its token", () => {
       reaper,
       args: ["--port", String(port), "--token-file", good],
     });
-    const host = startHost(tmp.path, ["--serve-url", first.url, "--token-file", good], {}, reaper);
+    const host = startHost(tmp.path, ["--serve-url", first.url, "--token-file", good], { reaper });
     let second: Service | undefined;
     try {
       host.send(initialize);
@@ -254,39 +202,50 @@ describe("relay: a service that answers 5xx", () => {
     tmp.cleanup();
   });
 
-  it("the host gets an error within the wait limit (its initialize, or a request after a failed replay); paced; the relay lives on", async () => {
+  // The wait limit itself (the host's request answered after 30 s) runs on a fake clock in
+  // tests/unit/relay/relay.test.ts; here the binary shows it lives on, paced, for a few real seconds.
+  it("the relay lives on, paced, with its own initialize unanswered or its replays failing; it leaves with its host", async () => {
     const [a, b] = [await fakeService(), await fakeService()];
     servers.push(a.server, b.server);
     // a: the host's own initialize is never answered
     a.fail();
-    const hostA = startHost(tmp.path, ["--serve-url", a.url], { HERMIT_SERVE_TOKEN: "t".repeat(32) }, reaper);
+    const hostA = startHost(tmp.path, ["--serve-url", a.url], {
+      reaper,
+      env: { HERMIT_SERVE_TOKEN: "t".repeat(32) },
+    });
     hostA.send(initialize);
     // b: initialized fine; then every replayed initialize fails
-    const hostB = startHost(tmp.path, ["--serve-url", b.url], { HERMIT_SERVE_TOKEN: "t".repeat(32) }, reaper);
+    const hostB = startHost(tmp.path, ["--serve-url", b.url], {
+      reaper,
+      env: { HERMIT_SERVE_TOKEN: "t".repeat(32) },
+    });
     hostB.send(initialize);
     assert.ok((await hostB.answer(1, 30_000)).result);
     hostB.send(initialized);
     hostB.send(toolsList(2));
     assert.ok((await hostB.answer(2, 30_000)).result);
+    const [postsA, postsB] = [a.posts(), b.posts()];
     b.fail();
     hostB.send(toolsList(3));
-    const [answerA, answerB] = await Promise.all([hostA.answer(1, 45_000), hostB.answer(3, 45_000)]);
-    for (const [answer, svc] of [[answerA, a], [answerB, b]] as const) {
-      assert.match(
-        answer.error?.message ?? "",
-        new RegExp(`service at ${new URL(svc.url).origin} does not answer`),
-      );
-    }
-    // past the replay's own 30 s limit: nothing unhandled, nothing crashed
     await new Promise((r) => setTimeout(r, 3000));
     for (const host of [hostA, hostB]) {
       assert.ok(alive(host.child.pid!), `the relay lives on: ${host.stderr()}`);
       assert.doesNotMatch(host.stderr(), /Unhandled|^\s+at /m);
     }
-    assert.ok(a.posts() < 40 && b.posts() < 40, `paced: ${a.posts()} and ${b.posts()} POSTs in ~35 s`);
+    // 250 ms doubling: at most a handful of attempts in 3 s, not a storm
+    const [moreA, moreB] = [a.posts() - postsA, b.posts() - postsB];
+    assert.ok(
+      moreA >= 2 && moreA <= 8 && moreB >= 2 && moreB <= 8,
+      `paced: ${moreA} and ${moreB} POSTs in 3 s`,
+    );
     for (const host of [hostA, hostB]) {
-      host.child.stdin!.end();
-      assert.equal(await exitWithin(host, 10_000, "the relay after its host left"), 0, host.stderr());
+      // a host that leaves without waiting for the answers (Deno's child_process reports a
+      // killed child as exited at once, so the process itself is watched)
+      host.child.kill("SIGTERM");
+      await waitFor(() => !alive(host.child.pid!), {
+        timeoutMs: 10_000,
+        what: "the relay to leave with its host",
+      });
     }
   });
 });

@@ -1,15 +1,14 @@
 /**
- * `src/service/access.ts`: the `--serve-url` and `--token-file` a relay is given, a 401 or 403 in
- * the MCP SDK's errors, and the one line the user gets for it. The start-up probe runs against a
+ * `src/service/access.ts`: the `--serve-url` and `--token-file` a relay is given, the reason a
+ * service gives for a 401 or 403, and the one line the user gets for it. The start-up probe runs against a
  * real service in tests/e2e/relay_faults.test.ts.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { HermitError } from "../../../src/errors.ts";
-import { parseServeUrl, readToken, refusalMessage, refusalOf } from "../../../src/service/access.ts";
+import { parseServeUrl, readToken, reasonIn, refusalMessage } from "../../../src/service/access.ts";
 import { tempDir } from "../../helpers/tmp.ts";
 
 const usage = (message: RegExp) => (err: unknown) =>
@@ -57,25 +56,17 @@ describe("readToken", () => {
   });
 });
 
-describe("refusalOf and refusalMessage", () => {
+describe("reasonIn and refusalMessage", () => {
   const body = JSON.stringify({
     jsonrpc: "2.0",
     error: { code: -32000, message: "Unauthorized: wrong token" },
     id: null,
   });
 
-  it("finds a 401 or 403 and the service's reason in the SDK's error; nothing else counts", () => {
-    assert.deepEqual(refusalOf(new StreamableHTTPError(401, `Error POSTing to endpoint: ${body}`)), {
-      status: 401,
-      detail: "Unauthorized: wrong token",
-    });
-    assert.deepEqual(refusalOf(new StreamableHTTPError(403, "Error POSTing to endpoint: Forbidden")), {
-      status: 403,
-      detail: "Streamable HTTP error: Error POSTing to endpoint: Forbidden",
-    });
-    assert.equal(refusalOf(new StreamableHTTPError(500, "Error POSTing to endpoint: boom")), undefined);
-    assert.equal(refusalOf(new Error("fetch failed")), undefined);
-    assert.equal(refusalOf(undefined), undefined);
+  it("the reason is the JSON-RPC error's message in the body, else the body's first line", () => {
+    assert.equal(reasonIn(body), "Unauthorized: wrong token");
+    assert.equal(reasonIn("Forbidden\nmore"), "Forbidden");
+    assert.equal(reasonIn("{not json"), "{not json");
   });
 
   it("names the service, the reason and the fix", () => {

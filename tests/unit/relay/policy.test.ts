@@ -1,5 +1,5 @@
 /**
- * `src/service/relay_policy.ts`: what the relay does with requests caught when its service goes
+ * `src/relay/policy.ts`: what the relay does with requests caught when its service goes
  * away — never delivered or maybe delivered, sent again or answered "outcome uncertain", expired
  * after the wait limit — and how it paces its attempts.
  */
@@ -9,13 +9,12 @@ import type { JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import {
   backoffMs,
   expiredRequests,
-  neverDelivered,
   type Outage,
   safeToRepeat,
   settleSent,
   WAIT_MS,
   type Waiting,
-} from "../../../src/service/relay_policy.ts";
+} from "../../../src/relay/policy.ts";
 
 const req = (id: number, method: string, name?: string): JSONRPCRequest => ({
   jsonrpc: "2.0",
@@ -47,8 +46,8 @@ describe("settleSent", () => {
       waiting(req(5, "tools/call", "create_entities")),
     ];
     const { resend, uncertain } = settleSent(pending, new Set([1, 2, 3, 4]), readOnly);
-    assert.deepEqual(resend.map((r) => r.id), [1, 3, 4]);
-    assert.deepEqual(uncertain.map((r) => r.id), [2]);
+    assert.deepEqual(resend.map((w) => w.req.id), [1, 3, 4]);
+    assert.deepEqual(uncertain.map((w) => w.req.id), [2]);
   });
 });
 
@@ -88,20 +87,7 @@ describe("expiredRequests", () => {
   });
 });
 
-describe("neverDelivered and backoffMs", () => {
-  it("only a refused connection is known not to have arrived", () => {
-    assert.equal(
-      neverDelivered(new TypeError("fetch failed", { cause: new Error("connect ECONNREFUSED") })),
-      true,
-    );
-    assert.equal(
-      neverDelivered(new Error("Unable to connect. Is the computer able to access the url?")),
-      true,
-    );
-    assert.equal(neverDelivered(new Error("Streamable HTTP error: Error POSTing to endpoint: boom")), false);
-    assert.equal(neverDelivered(new Error("socket hang up")), false);
-  });
-
+describe("backoffMs", () => {
   it("250 ms doubling, at most 5 s", () => {
     assert.deepEqual([1, 2, 3, 4, 5, 6, 20].map(backoffMs), [250, 500, 1000, 2000, 4000, 5000, 5000]);
   });

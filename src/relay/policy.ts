@@ -1,10 +1,9 @@
 /**
  * The relay's decisions about requests caught when its service goes away, pure over what it
- * knows: which were never delivered, which are safe to send again (reads, and calls of read-only
- * tools), which have waited too long, and what the host is told about the rest.
+ * knows: which are safe to send again (reads, and calls of read-only tools), which have waited too
+ * long, what the host is told about the rest, and how attempts are paced.
  */
-import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js";
-import { messageOf } from "../errors.ts";
+import type { JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js";
 
 /** Methods that are safe to send twice. `tools/call` is, only for read-only tools. */
 const IDEMPOTENT = new Set([
@@ -24,10 +23,6 @@ const IDEMPOTENT = new Set([
 /** How long a request waits for a service that is not there before it gets an error. */
 export const WAIT_MS = 30_000;
 
-export const isRequest = (m: JSONRPCMessage): m is JSONRPCRequest => "method" in m && "id" in m;
-export const isResponse = (m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId } =>
-  !("method" in m) && "id" in m;
-
 /** A request from the host, not answered yet, and since when it has been waiting. */
 export interface Waiting {
   req: JSONRPCRequest;
@@ -45,13 +40,6 @@ export interface Outage {
 /** The pause before try number `tries` (1, 2, …) of one outage: 250 ms doubling, at most 5 s. */
 export const backoffMs = (tries: number): number => Math.min(250 * 2 ** (tries - 1), 5000);
 
-/** A send that failed this way never reached the service (the connection was refused). */
-export function neverDelivered(err: unknown): boolean {
-  return /refused|unable to connect|ECONNREFUSED/i.test(
-    messageOf(err) + String((err as { cause?: unknown } | undefined)?.cause ?? ""),
-  );
-}
-
 export function safeToRepeat(req: JSONRPCRequest, readOnlyTools: ReadonlySet<string>): boolean {
   const tool = (req.params as { name?: string } | undefined)?.name;
   return IDEMPOTENT.has(req.method) ||
@@ -68,18 +56,18 @@ export function uncertainMessage(req: JSONRPCRequest): string {
  * send again (an unanswered `initialize` first: it opens the new session as it would have the
  * old), and those to answer "outcome uncertain".
  */
-export function settleSent(
-  pending: Iterable<Waiting>,
+export function settleSent<W extends Waiting>(
+  pending: Iterable<W>,
   sent: ReadonlySet<RequestId>,
   readOnlyTools: ReadonlySet<string>,
-): { resend: JSONRPCRequest[]; uncertain: JSONRPCRequest[] } {
-  const resend: JSONRPCRequest[] = [];
-  const uncertain: JSONRPCRequest[] = [];
-  for (const { req } of pending) {
-    if (!sent.has(req.id)) continue; // queued: goes out with the queue
-    if (req.method === "initialize") resend.unshift(req);
-    else if (safeToRepeat(req, readOnlyTools)) resend.push(req);
-    else uncertain.push(req);
+): { resend: W[]; uncertain: W[] } {
+  const resend: W[] = [];
+  const uncertain: W[] = [];
+  for (const w of pending) {
+    if (!sent.has(w.req.id)) continue; // queued: goes out with the queue
+    if (w.req.method === "initialize") resend.unshift(w);
+    else if (safeToRepeat(w.req, readOnlyTools)) resend.push(w);
+    else uncertain.push(w);
   }
   return { resend, uncertain };
 }

@@ -1,0 +1,143 @@
+/**
+ * What a relay's host is waiting for: each request from the host not answered yet (queued for a
+ * session, or sent to one: only those can be "in flight"), the messages queued for the next
+ * session, and which tools are read-only (what the catalog served says). Settling a request
+ * answers the host with an error and forgets it; the decisions about what was in flight when a
+ * service went away are the policy's (`policy.ts`). Also the drain: who waits for the last answer.
+ */
+import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { Clock } from "../mcp/upstream_lifecycle.ts";
+import { errorLine, type Message, RpcCode } from "./jsonrpc.ts";
+import { expiredRequests, type Outage, settleSent, uncertainMessage, type Waiting } from "./policy.ts";
+
+export type Request = Extract<Message, { kind: "request" }>;
+export interface Pending extends Waiting {
+  msg: Request;
+}
+/** Where the relay writes lines for the host. */
+export type HostOut = (line: string) => void;
+
+export class Ledger {
+  /** Messages waiting for a session, in order. */
+  readonly queue: Message[] = [];
+  readonly readOnly = new Set<string>();
+  readonly #pending = new Map<RequestId, Pending>();
+  readonly #sent = new Set<RequestId>();
+  readonly #idle = new Set<() => void>();
+  readonly #out: HostOut;
+  readonly #clock: Clock;
+
+  constructor(out: HostOut, clock: Clock) {
+    this.#out = out;
+    this.#clock = clock;
+  }
+
+  get size(): number {
+    return this.#pending.size;
+  }
+
+  wait(m: Request): void {
+    this.#pending.set(m.id, { req: m.req, msg: m, at: this.#clock.now() });
+  }
+
+  isWaiting(id: RequestId): boolean {
+    return this.#pending.has(id);
+  }
+
+  isSent(id: RequestId): boolean {
+    return this.#sent.has(id);
+  }
+
+  markSent(id: RequestId): void {
+    this.#sent.add(id);
+  }
+
+  /** A request that never reached the service goes back to waiting; false when it was not in flight. */
+  unsend(id: RequestId): boolean {
+    return this.#pending.has(id) && this.#sent.delete(id);
+  }
+
+  /** The answer to `id` came: forget it. The request it answers, if anything waited for it. */
+  answered(id: RequestId): Pending | undefined {
+    const w = this.#pending.get(id);
+    if (!w) return undefined;
+    this.#forget(id);
+    return w;
+  }
+
+  /** Answer a waiting request with an error and forget it (queued or sent). */
+  settle(id: RequestId, message: string, code: number = RpcCode.InternalError): Pending | undefined {
+    const w = this.#pending.get(id);
+    this.#forget(id);
+    const at = this.queue.findIndex((m) => m.kind === "request" && m.id === id);
+    if (at >= 0) this.queue.splice(at, 1);
+    this.#out(errorLine(id, code, message));
+    return w;
+  }
+
+  /**
+   * A new session is up: what was in flight goes again when safe (first, before what was queued)
+   * or is answered "outcome uncertain"; the requests so answered are returned.
+   */
+  resettle(): Pending[] {
+    const { resend, uncertain } = settleSent(this.#pending.values(), this.#sent, this.readOnly);
+    for (const w of resend) this.#sent.delete(w.req.id);
+    const settled = uncertain.map((w) => (this.settle(w.req.id, uncertainMessage(w.req)), w));
+    this.queue.unshift(...resend.map((w) => w.msg));
+    return settled;
+  }
+
+  /** The requests that have waited too long in this outage, with their errors (not settled yet). */
+  expired(outage: Outage, unavailable: string): { id: RequestId; message: string }[] {
+    return expiredRequests(
+      this.#pending.values(),
+      this.#sent,
+      this.readOnly,
+      outage,
+      this.#clock.now(),
+      unavailable,
+    );
+  }
+
+  /** What a served `tools/list` says about read-only tools (the whole list, so others are not). */
+  learnTools(tools: unknown, complete: boolean): void {
+    if (!Array.isArray(tools)) return;
+    for (const t of tools as { name: string; annotations?: { readOnlyHint?: boolean } }[]) {
+      if (t.annotations?.readOnlyHint === true) this.readOnly.add(t.name);
+      else if (complete) this.readOnly.delete(t.name);
+    }
+  }
+
+  /** Answer everything waiting with `message` and forget it all. */
+  refuseAll(message: string): void {
+    for (const id of this.#pending.keys()) this.#out(errorLine(id, RpcCode.InternalError, message));
+    this.#pending.clear();
+    this.#sent.clear();
+    this.queue.length = 0;
+    this.#drained();
+  }
+
+  /** Resolves when no request waits for an answer, or after `ms`. */
+  idle(ms: number): Promise<void> {
+    if (this.#pending.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.#clock.clearTimeout(timer);
+        this.#idle.delete(done);
+        resolve();
+      };
+      const timer = this.#clock.setTimeout(done, ms);
+      this.#idle.add(done);
+    });
+  }
+
+  #forget(id: RequestId): void {
+    this.#pending.delete(id);
+    this.#sent.delete(id);
+    if (this.#pending.size === 0) this.#drained();
+  }
+
+  #drained(): void {
+    for (const done of [...this.#idle]) done();
+  }
+}

@@ -1,0 +1,314 @@
+/**
+ * One session of a relay on its service, spoken as raw Streamable HTTP over `fetch` (connections
+ * are pooled and kept alive by the runtime): each message POSTed as the line the host wrote, the
+ * answer read as JSON or as an SSE stream (resumed with `Last-Event-ID` when the service closes it
+ * early, SEP-1699), the service's own stream held open with GET (resumed the same way), and the
+ * session DELETEd when the relay is done with it. What a POST came to is a tagged `PostResult`, so
+ * the relay decides from the status and the transport's own error codes, never from message text.
+ */
+import { reasonIn, type Refusal } from "../service/access.ts";
+import type { Clock } from "../mcp/upstream_lifecycle.ts";
+import { classify, type Message } from "./jsonrpc.ts";
+import { SseDecoder } from "./sse.ts";
+
+export interface ServiceAddress {
+  url: string;
+  token?: string;
+}
+
+export type PostResult =
+  /** 202, or a 200 with nothing to read: the message arrived. */
+  | { kind: "accepted" }
+  /** The answer came (and went to `onMessage` with everything else the stream carried). */
+  | { kind: "answered" }
+  /** 401 or 403: this relay may not talk to the service. */
+  | { kind: "refused"; refusal: Refusal }
+  /** 404 for our session id: the service forgot the session; the message was not processed. */
+  | { kind: "session-gone" }
+  /** Another 4xx: the service's answer to this message (e.g. 413, a body over its limit). */
+  | { kind: "rejected"; status: number; code?: number; message: string }
+  /** 5xx, a broken connection, or a stream that ended unanswered. `delivered`: it may have run. */
+  | { kind: "failed"; delivered: boolean; why: string };
+
+export interface LinkHandlers {
+  /** Every message the service sends (answers, its requests, notifications), in order. */
+  onMessage(m: Message): void;
+  /**
+   * The GET stream broke; resolve true to open it again (the service is still there), false when
+   * the relay gives this link up.
+   */
+  streamBroke(why: string): Promise<boolean>;
+  /** The GET stream was refused (401/403) or its session is gone (404). */
+  streamRefused(r: Refusal | "session-gone"): void;
+}
+
+/** Error codes (not texts) of a connection that was never made: what was sent did not arrive. */
+const UNREACHED = new Set(["ECONNREFUSED", "ConnectionRefused", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH"]);
+
+/** Did a fetch fail before any byte reached the service? Judged from error codes only. */
+export function neverReached(err: unknown): boolean {
+  for (let e = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && UNREACHED.has(code)) return true;
+    const name = (e as { name?: unknown }).name;
+    if (name === "ConnectionRefused") return true; // Deno's error class for it
+  }
+  return false;
+}
+
+/** What a GET for the service's stream came to: a stream, none offered (405), no session (404), … */
+type StreamOpen =
+  | { kind: "stream"; res: Response }
+  | { kind: "none" }
+  | { kind: "gone" }
+  | { kind: "refused"; r: Refusal }
+  | { kind: "error"; why: string };
+
+/** How long a stream that ended with nothing in between is retried before the link is given up. */
+const STREAM_RETRIES = 5;
+/** How many times one POST's stream is resumed before its answer counts as lost. */
+const RESUMES = 3;
+
+export class ServiceLink {
+  readonly #url: string;
+  readonly #auth: string | undefined;
+  readonly #handlers: LinkHandlers;
+  readonly #clock: Clock;
+  readonly #abort = new AbortController();
+  #session: string | undefined;
+  #version: string | undefined;
+  #retryMs: number | undefined;
+  #streaming = false;
+  #closed = false;
+
+  constructor(addr: ServiceAddress, handlers: LinkHandlers, clock: Clock) {
+    this.#url = addr.url;
+    this.#auth = addr.token ? `Bearer ${addr.token}` : undefined;
+    this.#handlers = handlers;
+    this.#clock = clock;
+  }
+
+  get sessionId(): string | undefined {
+    return this.#session;
+  }
+
+  setProtocolVersion(v: string): void {
+    this.#version = v;
+  }
+
+  #headers(extra: Record<string, string>): Record<string, string> {
+    const h: Record<string, string> = { ...extra };
+    if (this.#auth) h.authorization = this.#auth;
+    if (this.#session) h["mcp-session-id"] = this.#session;
+    if (this.#version) h["mcp-protocol-version"] = this.#version;
+    return h;
+  }
+
+  /** POST one message (`text`, as the host wrote it); `id` when it is a request. */
+  async post(text: string, id?: string | number): Promise<PostResult> {
+    if (this.#closed) return { kind: "failed", delivered: false, why: "the connection is closed" };
+    let res: Response;
+    try {
+      res = await fetch(this.#url, {
+        method: "POST",
+        headers: this.#headers({
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        }),
+        body: text,
+        signal: this.#abort.signal,
+      });
+    } catch (err) {
+      return { kind: "failed", delivered: !neverReached(err), why: describe(err) };
+    }
+    const session = res.headers.get("mcp-session-id");
+    if (session) this.#session = session;
+    if (!res.ok) return await this.#refusedPost(res);
+    const type = (res.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+    if (id === undefined || res.status === 202 || !res.body) {
+      await res.body?.cancel().catch(() => {});
+      return { kind: "accepted" };
+    }
+    if (type === "application/json") return this.#json(res, id);
+    if (type === "text/event-stream") return await this.#answerStream(res, id);
+    await res.body.cancel().catch(() => {});
+    return { kind: "failed", delivered: true, why: `the service answered with content type '${type}'` };
+  }
+
+  async #refusedPost(res: Response): Promise<PostResult> {
+    const body = await res.text().catch(() => "");
+    const detail = reasonIn(body) || res.statusText || String(res.status);
+    if (res.status === 401 || res.status === 403) {
+      return { kind: "refused", refusal: { status: res.status, detail } };
+    }
+    if (res.status === 404 && this.#session) return { kind: "session-gone" };
+    if (res.status >= 400 && res.status < 500) {
+      return { kind: "rejected", status: res.status, code: codeIn(body), message: detail };
+    }
+    return { kind: "failed", delivered: true, why: `HTTP ${res.status}: ${detail}` };
+  }
+
+  async #json(res: Response, id: string | number): Promise<PostResult> {
+    let body: unknown;
+    try {
+      body = await res.json();
+    } catch (err) {
+      return { kind: "failed", delivered: true, why: `the answer was cut off (${describe(err)})` };
+    }
+    let answered = false;
+    for (const v of Array.isArray(body) ? body : [body]) {
+      const m = classify(v);
+      answered ||= m.kind === "response" && m.id === id;
+      this.#handlers.onMessage(m);
+    }
+    return answered
+      ? { kind: "answered" }
+      : { kind: "failed", delivered: true, why: "the answer was missing" };
+  }
+
+  /** Read a POST's SSE stream until its answer; resume it when the service closes it early. */
+  async #answerStream(res: Response, id: string | number): Promise<PostResult> {
+    const sse = new SseDecoder();
+    let answered = false;
+    const onEvent = (m: Message) => {
+      answered ||= m.kind === "response" && m.id === id;
+      this.#handlers.onMessage(m);
+    };
+    let broke = await this.#read(res, sse, onEvent);
+    for (let resume = 0; !answered && sse.lastEventId !== undefined && resume < RESUMES; resume++) {
+      if (this.#closed) break;
+      await this.#pause(this.#retryMs ?? 1000);
+      const again = await this.#get(sse.lastEventId);
+      if (again.kind !== "stream") {
+        broke = again.kind === "error" ? again.why : `resuming the answer's stream got ${again.kind}`;
+        continue;
+      }
+      broke = await this.#read(again.res, sse, onEvent);
+    }
+    if (answered) return { kind: "answered" };
+    return {
+      kind: "failed",
+      delivered: true,
+      why: broke ?? "the service ended the answer's stream without it",
+    };
+  }
+
+  /** Read SSE events into `onEvent` until the stream ends; the reason when it broke. */
+  async #read(res: Response, sse: SseDecoder, onEvent: (m: Message) => void): Promise<string | undefined> {
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return undefined;
+        for (const e of sse.push(decoder.decode(value, { stream: true }))) {
+          if (e.retry !== undefined) this.#retryMs = e.retry;
+          if (!e.hasData || e.event !== "message") continue;
+          let v: unknown;
+          try {
+            v = JSON.parse(e.data);
+          } catch {
+            continue; // not a JSON-RPC message: nothing anyone could answer
+          }
+          onEvent(classify(v, e.data));
+        }
+      }
+    } catch (err) {
+      return describe(err);
+    } finally {
+      reader.releaseLock();
+    }
+  }
+
+  async #get(lastEventId?: string): Promise<StreamOpen> {
+    let res: Response;
+    try {
+      res = await fetch(this.#url, {
+        method: "GET",
+        headers: this.#headers({
+          accept: "text/event-stream",
+          ...(lastEventId ? { "last-event-id": lastEventId } : {}),
+        }),
+        signal: this.#abort.signal,
+      });
+    } catch (err) {
+      return { kind: "error", why: describe(err) };
+    }
+    if (res.ok && res.body) return { kind: "stream", res };
+    const body = await res.text().catch(() => "");
+    if (res.status === 405) return { kind: "none" };
+    if (res.status === 404) return { kind: "gone" };
+    if (res.status === 401 || res.status === 403) {
+      return { kind: "refused", r: { status: res.status, detail: reasonIn(body) || String(res.status) } };
+    }
+    return { kind: "error", why: `HTTP ${res.status}: ${reasonIn(body) || res.statusText}` };
+  }
+
+  /**
+   * Hold the service's own stream open (its requests and notifications, and how the service counts
+   * this relay as a client): reopened, from the last event, while the relay says the service is
+   * still there.
+   */
+  openEventStream(): void {
+    if (this.#streaming || this.#closed) return;
+    this.#streaming = true;
+    void this.#streamLoop();
+  }
+
+  async #streamLoop(): Promise<void> {
+    const sse = new SseDecoder();
+    let quiet = 0;
+    while (!this.#closed) {
+      const got = await this.#get(sse.lastEventId);
+      if (this.#closed) return;
+      if (got.kind === "none") return; // the service offers no stream: fine
+      if (got.kind === "gone") return this.#handlers.streamRefused("session-gone");
+      if (got.kind === "refused") return this.#handlers.streamRefused(got.r);
+      let why: string;
+      let events = 0;
+      if (got.kind === "stream") {
+        why = await this.#read(got.res, sse, (m) => (events++, this.#handlers.onMessage(m))) ??
+          "the service ended its stream";
+      } else why = got.why;
+      if (this.#closed) return;
+      quiet = events > 0 ? 0 : quiet + 1;
+      if (quiet > STREAM_RETRIES || !(await this.#handlers.streamBroke(why))) return;
+      await this.#pause(this.#retryMs ?? Math.min(250 * 2 ** quiet, 5000));
+    }
+  }
+
+  #pause(ms: number): Promise<void> {
+    return new Promise((resolve) => this.#clock.setTimeout(resolve, ms));
+  }
+
+  /** Stop everything and end the session on the service (briefly: the service may be gone). */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#abort.abort();
+    if (!this.#session) return;
+    try {
+      const res = await fetch(this.#url, {
+        method: "DELETE",
+        headers: this.#headers({}),
+        signal: AbortSignal.timeout(1000),
+      });
+      await res.body?.cancel().catch(() => {});
+    } catch { /* gone already */ }
+  }
+}
+
+function describe(err: unknown): string {
+  const e = err as { name?: string; message?: string; code?: string };
+  return e?.code ? `${e.message ?? e.name} (${e.code})` : String(e?.message ?? err);
+}
+
+/** The JSON-RPC error code in a body, when it holds one. */
+function codeIn(body: string): number | undefined {
+  try {
+    const code = JSON.parse(body)?.error?.code;
+    return typeof code === "number" ? code : undefined;
+  } catch {
+    return undefined;
+  }
+}

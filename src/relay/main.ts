@@ -1,0 +1,99 @@
+/**
+ * The relay's fast path: `hermit serve DIR [--serve-url URL] [--token-file FILE]` for a standalone
+ * adapter, answered without the command-line app, the MCP SDK, zod or the YAML parser, because a
+ * relay runs once per host session and what it loads is what it costs. The manifest comes from
+ * the stored copy its exact bytes map to (`plan.ts`). Whenever this path is not sure — other
+ * arguments, no stored copy, a session adapter, anything unreadable — it returns undefined and
+ * `src/main.ts` runs the full app, which says what is wrong the usual way (and stores the copy).
+ * Errors are rendered as the app renders them: `error: …` lines on stderr, the error's exit code.
+ */
+import { readFileSync } from "node:fs";
+import process from "node:process";
+import { HermitError, messageOf } from "../errors.ts";
+import { TOKEN_VAR } from "../hosts/types.ts";
+import { setLogSink } from "../log.ts";
+import { resolveManifestPath } from "../manifest/paths.ts";
+import type { Manifest } from "../manifest/types.ts";
+import { readToken } from "../service/access.ts";
+import { stderrText } from "./io.ts";
+import { recallManifest } from "./plan.ts";
+
+interface RelayArgs {
+  dir: string;
+  serveUrl?: string;
+  tokenFile?: string;
+  warmStart: boolean;
+}
+
+/** The arguments after `serve`, when they are exactly a relay's; undefined otherwise. */
+export function relayArgs(argv: readonly string[]): RelayArgs | undefined {
+  const out: RelayArgs = { dir: ".", warmStart: true };
+  let positional = 0;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const [flag, inline] = a.startsWith("--") && a.includes("=")
+      ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]
+      : [a, undefined];
+    const value = () => inline ?? argv[++i];
+    if (flag === "--serve-url" || flag === "--token-file") {
+      const v = value();
+      if (v === undefined || v === "" || v.startsWith("-")) return undefined;
+      if (flag === "--serve-url") out.serveUrl = v;
+      else out.tokenFile = v;
+    } else if (a === "--no-warm-start") out.warmStart = false;
+    else if (a.startsWith("-") || ++positional > 1) return undefined;
+    else out.dir = a;
+  }
+  if (out.tokenFile !== undefined && out.serveUrl === undefined) return undefined; // the app says why
+  return out;
+}
+
+/** The stored manifest for `dir` when its bytes are unchanged; undefined for any doubt. */
+function knownManifest(dir: string): Manifest | undefined {
+  try {
+    const { file } = resolveManifestPath(dir);
+    return recallManifest(file, readFileSync(file, "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A relay's work per message is small and it mostly waits: under Bun, tier code up to the
+ * optimizing JITs far later than usual, which keeps their compiled code (several MiB) out of a
+ * process that runs once per host session.
+ */
+function lessJit(): void {
+  (globalThis as { Bun?: { unsafe?: { setJITPolicy?(scale: number): void } } }).Bun?.unsafe?.setJITPolicy?.(
+    1000,
+  );
+}
+
+/** Run the relay if this is a relay's command line for a known standalone adapter; else undefined. */
+export async function relayFastPath(argv: readonly string[]): Promise<number | undefined> {
+  const args = relayArgs(argv);
+  const m = args && knownManifest(args.dir);
+  if (!args || !m) return undefined;
+  if (args.serveUrl === undefined && m.serve.lifecycle !== "standalone") return undefined;
+  lessJit();
+  const stderr = stderrText();
+  setLogSink(stderr.write);
+  try {
+    if (args.serveUrl !== undefined) {
+      const token = args.tokenFile ? readToken(args.tokenFile) : process.env[TOKEN_VAR] || undefined;
+      const { relayTo } = await import("./targets.ts");
+      return await relayTo(m, args.serveUrl, token);
+    }
+    const { relayToLocal } = await import("./targets.ts");
+    return await relayToLocal(m, args.warmStart);
+  } catch (err) {
+    const [lines, code] = err instanceof HermitError
+      ? [err.message.split("\n").map((l) => `error: ${l}\n`).join(""), err.exitCode]
+      : [`error: unexpected: ${messageOf(err)}\n`, 1];
+    stderr.write(lines);
+    await stderr.drain();
+    return code;
+  } finally {
+    await stderr.drain();
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * A relay on this process's stdio: lines from the host in, lines to the host out, until the host
+ * goes away (stdin closed, a signal, or its process gone: our parent, by ppid or by pid and start
+ * time) or the service refuses the relay for good. Requests the host already sent are still
+ * answered when it closes stdin (a script, a pipe), within the drain limit; then the service
+ * session is ended.
+ */
+import process from "node:process";
+import { Exit } from "../errors.ts";
+import { log } from "../log.ts";
+import { type Clock, realClock } from "../mcp/upstream_lifecycle.ts";
+import { watchParent } from "../process/parent.ts";
+import { readHostLines, stdoutLines } from "./io.ts";
+import { errorLine, idInHead, parseMessage, RpcCode } from "./jsonrpc.ts";
+import type { ServiceAddress } from "./link.ts";
+import { Relay, type RelayTarget } from "./relay.ts";
+import type { WarmAnswers } from "./warm.ts";
+
+/** The longest line a host may send (a longer one is answered with an error and skipped). */
+export const MAX_LINE = 32 * 1024 * 1024;
+/** How long requests already received may still be answered after the host closes stdin. */
+export const DRAIN_MS = 30_000;
+/** How often the host process (our parent) is checked. */
+const HOST_POLL_MS = 2000;
+
+export async function runRelay(
+  target: RelayTarget,
+  first: ServiceAddress | undefined,
+  warm?: WarmAnswers,
+  clock: Clock = realClock,
+): Promise<number> {
+  const out = stdoutLines();
+  const relay = new Relay({ target, out: out.write, clock, warm });
+  const stdinEnded = readHostLines({
+    onLine: (line) => relay.fromHost(parseMessage(line)),
+    onOversize: (head) =>
+      out.write(errorLine(
+        idInHead(head),
+        RpcCode.InvalidRequest,
+        `Invalid Request: the message is over ${MAX_LINE / 1024 / 1024} MiB; it was not sent`,
+      )),
+  }, MAX_LINE);
+  await relay.start(first);
+  const gone = hostGone();
+  const end = await Promise.race([
+    stdinEnded.then((): End => ({ kind: "stdin", why: "the host closed stdin" })),
+    gone,
+    relay.refused.then((m): End => ({ kind: "refused", why: `refused: ${m}` })),
+  ]);
+  log.debug(`relay ends: ${end.why}`);
+  // a host that closes stdin right after sending (a script, a pipe) still gets its answers, unless
+  // it goes away altogether (a signal can end the stdin stream before its handler runs)
+  if (end.kind === "stdin") await Promise.race([relay.idle(DRAIN_MS), gone]);
+  await relay.close();
+  await out.drain();
+  const refused = relay.refusalError();
+  if (refused) throw refused;
+  return Exit.ok;
+}
+
+/** Why a relay ends. */
+type End = { kind: "stdin" | "host-gone" | "refused"; why: string };
+
+/** A signal, or our parent (the host) gone. */
+function hostGone(): Promise<End> {
+  const gone = watchParent(process.ppid);
+  return new Promise((resolve) => {
+    const poll = setInterval(() => {
+      const why = gone();
+      if (why) done(`the host process is gone (${why})`);
+    }, HOST_POLL_MS);
+    (poll as { unref?: () => void }).unref?.();
+    const done = (why: string) => {
+      clearInterval(poll);
+      resolve({ kind: "host-gone", why });
+    };
+    for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+      process.once(sig, () => done(`received ${sig}`));
+    }
+  });
+}
