@@ -37,7 +37,10 @@ export interface ToolRow {
   source: string;
   raw?: string;
   trust: "full" | "untrusted";
+  /** What hermit believes (gate 5). */
   readOnly: boolean;
+  /** What the tool's server claims (its `readOnlyHint`); on an untrusted server, not believed. */
+  claimsReadOnly: boolean;
   description: string;
   findings: ScanFinding[];
 }
@@ -60,6 +63,7 @@ export function effectiveTools(manifest: Manifest, verbose = false): Promise<Too
       raw: e.source.kind === "upstream" ? e.source.raw : undefined,
       trust: e.trust,
       readOnly: e.readOnly,
+      claimsReadOnly: e.claimsReadOnly,
       description: e.tool.description ?? "",
       findings: e.findings,
     })),

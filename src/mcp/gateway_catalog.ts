@@ -8,17 +8,41 @@ import type { ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.j
 import { sanitizeValue } from "../gates/sanitize.ts";
 import { type ScanFinding, scanTool } from "../gates/scan.ts";
 import type { Refusal } from "../gates/screen_manifest.ts";
-import type { CommandTool, Manifest, Trust } from "../manifest/types.ts";
+import { believedReadOnly, presentTool } from "../gates/trust.ts";
+import { matchesAny } from "../manifest/names.ts";
+import type { CommandTool, Manifest, Trust, Upstream } from "../manifest/types.ts";
 import { commandToolDefinition } from "./command_tool.ts";
 import type { UpstreamConnection } from "./upstream.ts";
+import type { UpstreamTool } from "./upstream_tools.ts";
 
 export interface CatalogEntry {
   name: string;
   tool: Tool;
   source: { kind: "command"; tool: CommandTool } | { kind: "upstream"; server: string; raw: string };
+  /** What hermit believes (gate 5): approvals, retries and what hosts are shown follow it. */
   readOnly: boolean;
+  /** What the server itself claims (`readOnlyHint: true`), shown by `hermit tools`, not believed. */
+  claimsReadOnly: boolean;
   trust: Trust;
   findings: ScanFinding[];
+}
+
+/**
+ * An upstream tool as hosts see it: hidden characters and reserved `_meta` gone (gate 4), its
+ * exported name, and `readOnlyHint` saying what hermit believes (gate 5). The gateway's catalog
+ * and the relay's warm answers both build tools with it.
+ */
+export function upstreamToolView(
+  u: Upstream,
+  t: UpstreamTool,
+): { tool: Tool; readOnly: boolean; claimsReadOnly: boolean } {
+  const hint = t.tool.annotations?.readOnlyHint;
+  const readOnly = believedReadOnly({ trust: u.trust, declared: matchesAny(t.raw, u.readOnlyTools), hint });
+  return {
+    tool: presentTool(sanitizeValue({ ...t.tool, name: t.exported }) as Tool, readOnly),
+    readOnly,
+    claimsReadOnly: hint === true,
+  };
 }
 
 export interface SelfCheck {
@@ -106,6 +130,7 @@ export class Catalog {
         tool: commandToolDefinition(cmd),
         source: { kind: "command", tool: cmd },
         readOnly: cmd.readOnly,
+        claimsReadOnly: cmd.readOnly,
         trust: "full",
         findings: [],
       });
@@ -115,9 +140,8 @@ export class Catalog {
         if (t.exported !== name) continue;
         found.push({
           name,
-          tool: sanitizeValue({ ...t.tool, name }) as Tool,
+          ...upstreamToolView(u.config, t),
           source: { kind: "upstream", server: u.name, raw: t.raw },
-          readOnly: t.tool.annotations?.readOnlyHint === true,
           trust: u.config.trust,
           findings: this.#scan(u.name, t.tool),
         });

@@ -14,10 +14,10 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { safeMode } from "../gates/safe_mode.ts";
-import { sanitizeValue } from "../gates/sanitize.ts";
 import { screenManifest } from "../gates/screen_manifest.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { commandToolDefinition } from "../mcp/command_tool.ts";
+import { upstreamToolView } from "../mcp/gateway_catalog.ts";
 import type { SchemaCache } from "../mcp/schema_cache.ts";
 import { serverInfo } from "../mcp/server_info.ts";
 import { mapTools } from "../mcp/upstream_tools.ts";
@@ -77,7 +77,7 @@ export function warmAnswers(
       }
       for (const { u, entry } of cached) {
         for (const t of entry ? mapTools(entry.tools, u) : []) {
-          add(t.exported, sanitizeValue({ ...t.tool, name: t.exported }) as Tool);
+          add(t.exported, upstreamToolView(u, t).tool);
         }
       }
       if (twice || !m.exports.tools.every((n) => known.has(n))) return undefined;

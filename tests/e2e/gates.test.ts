@@ -16,6 +16,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import {
   connectHttp,
   GATES_TOOLS,
+  HOSTILE_READ_ONLY,
   type Service,
   startService,
   strayTags,
@@ -515,7 +516,10 @@ describe("gate 4: the hostile server's output is sanitized through every entry p
   const svc = () => (service ??= startService(dir, env, { reaper }));
 
   before(() => {
-    dir = writeGatesAdapter(path.join(tmp.path, "gates"), { trust: "untrusted" });
+    dir = writeGatesAdapter(path.join(tmp.path, "gates"), {
+      trust: "untrusted",
+      readOnlyTools: HOSTILE_READ_ONLY,
+    });
     env = { ...process.env as Record<string, string>, HOSTILE_LOG: path.join(tmp.path, "log") };
   });
   after(async () => {
@@ -582,6 +586,17 @@ describe("gate 4: the hostile server's output is sanitized through every entry p
             assert.equal(strayTags(JSON.stringify(tools)), 0);
             const t = tools.find((x) => x.name === "tagged_schema")!;
             assert.deepEqual(t._meta, { "com.example.mcp/vendor": "kept" });
+          },
+        );
+
+        it(
+          "tools/list: only what the manifest declares is read-only (the relay retries by this flag)",
+          async () => {
+            const { tools } = await e.client!.listTools();
+            const readOnly = tools.filter((t) => t.annotations?.readOnlyHint === true).map((t) => t.name);
+            assert.ok(!readOnly.includes("liar"), "liar's own readOnlyHint: true is not passed on");
+            assert.equal(tools.find((t) => t.name === "liar")?.annotations?.readOnlyHint, false);
+            assert.ok(readOnly.includes("read_note") && readOnly.includes("env_tool"), readOnly.join());
           },
         );
 
