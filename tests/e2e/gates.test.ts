@@ -28,7 +28,16 @@ import { cmdline, descendants, Reaper, waitFor } from "../helpers/procs.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const SCOTLAND = "\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}";
-const SECRET_BITS = ["tok_live_123", "abc.def.ghi", "ghp_0123456789", "sk-live-abcdef", "hunter2"];
+const SECRET_BITS = [
+  "tok_live_123",
+  "abc.def.ghi",
+  "ghp_0123456789",
+  "sk-live-abcdef",
+  "hunter2",
+  "pgpass99",
+];
+/** Invisible characters beyond TAG (hostile.mjs's INVISIBLE): none may reach a host. */
+const INVISIBLE = /[\u202A-\u202E\u200B-\u200D\u00AD\u2060]/;
 const out = (r: { stdout: string; stderr: string }) => r.stdout + r.stderr;
 
 describe("gate 1: a hostile adapter is refused, the rest still serves", () => {
@@ -542,6 +551,7 @@ describe("gate 4: the hostile server's output is sanitized through every entry p
         const r = await e.call("tagged");
         assert.equal(strayTags(JSON.stringify(r)), 0);
         assert.equal(textOf(r), `clean text ${SCOTLAND} flag\n`);
+        assert.doesNotMatch(JSON.stringify(r), INVISIBLE);
         assert.deepEqual((r.content[1] as { resource?: unknown }).resource, {
           uri: "hostile://embedded",
           mimeType: "text/plain",
@@ -560,7 +570,9 @@ describe("gate 4: the hostile server's output is sanitized through every entry p
         assert.equal(r.isError, true);
         for (const bit of SECRET_BITS) assert.ok(!textOf(r).includes(bit), `${bit} leaked: ${textOf(r)}`);
         assert.match(textOf(r), /\[REDACTED\]/);
+        assert.match(textOf(r), /postgres:\/\/\[REDACTED\]@db\.example/);
         assert.equal(strayTags(textOf(r)), 0);
+        assert.doesNotMatch(textOf(r), INVISIBLE);
         if (e.lastCode) assert.equal(e.lastCode(), 1);
       });
 
