@@ -193,6 +193,7 @@ export class UpstreamConnection {
       transport = built.transport;
       if (this.config.kind === "stdio") {
         (transport as GroupStdioTransport).onStderrLine = (l) => this.#owner.onStderrLine(this.name, l);
+        (transport as GroupStdioTransport).onProblem = (t) => log.warn(`mcp_servers.${this.name}: ${t}`);
       }
       const client = newClient(this.config, {
         onToolsChanged: () => void this.refreshTools(),

@@ -19,8 +19,11 @@ export class FileTooLarge extends Error {
   }
 }
 
+/** `n` bytes for people: `1 MiB`, `11.5 MiB`, `512 bytes`. */
 export function describeBytes(n: number): string {
-  return n >= MiB && n % MiB === 0 ? `${n / MiB} MiB` : `${n} bytes`;
+  if (n < MiB) return `${n} bytes`;
+  const mib = n / MiB;
+  return `${Number.isInteger(mib) ? mib : mib.toFixed(1)} MiB`;
 }
 
 /** The UTF-8 text of `file`, or `FileTooLarge` past `limit` bytes (I/O errors are thrown as they are). */

@@ -10,12 +10,12 @@
  * naming the cause and the fix — when the service refuses it for good (a wrong token).
  */
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { Exit, HermitError, messageOf } from "../errors.ts";
 import { log } from "../log.ts";
 import { DRAIN_MS, trackInFlight } from "../mcp/inflight.ts";
 import { sessionEnd } from "../mcp/session.ts";
+import { HostStdioTransport } from "../mcp/stdio_host.ts";
 import { sleep } from "../process/wait.ts";
 import { type Refusal, refusalOf } from "./access.ts";
 import { closeService, openService, type ServiceAddress } from "./relay_connection.ts";
@@ -50,7 +50,7 @@ const STEADY_MS = 30_000;
 
 export class Relay {
   readonly #target: RelayTarget;
-  readonly #host = new StdioServerTransport();
+  readonly #host = new HostStdioTransport();
   #service: StreamableHTTPClientTransport | undefined;
   #connectedAt = 0;
   /** warming: no service yet (answering what the manifest and cache can); reconnecting: lost it. */
@@ -94,10 +94,10 @@ export class Relay {
       await this.#host.start();
       void this.#connectLoop("the service is starting");
     }
-    const why = await Promise.race([ended, this.#refused]);
-    log.debug(`relay ends: ${why}`);
+    const end = await Promise.race([ended, this.#refused.then((text) => ({ cause: "refused", text }))]);
+    log.debug(`relay ends: ${end.text}`);
     // a host that closes stdin right after sending (a script, a pipe) still gets its answers
-    if (why.includes("stdin")) await inFlight.idle(DRAIN_MS);
+    if (end.cause === "stdin-closed") await inFlight.idle(DRAIN_MS);
     else if (this.#refusal) await inFlight.idle(1000); // the error answers reach the host
     this.#phase = "closed";
     if (this.#service) await closeService(this.#service);
