@@ -116,12 +116,10 @@ function refuseUnservable(gateway: Gateway, manifest: Manifest, tool: string): v
   );
   const refusal = gateway.refusals.find((r) => servers.includes(r.where));
   if (refusal) throw new HermitError(refusalLine(refusal), Exit.refused);
-  for (const where of servers) {
-    const u = gateway.upstreams.get(where.replace(/^mcp_servers\./, ""));
-    if (u?.state === "stopped" && u.lastError?.startsWith("refused:")) {
-      throw new HermitError(u.lastError, Exit.refused);
-    }
-  }
+  const refusedAtSpawn = gateway.upstreamStatus().find((u) =>
+    u.refused && servers.includes(`mcp_servers.${u.name}`)
+  );
+  if (refusedAtSpawn) throw new HermitError(refusedAtSpawn.lastError ?? "refused", Exit.refused);
   // exported but not served (its server is down, needs a login, …): say why
   const missing = gateway.selfCheck().missing.find((m) => m.name === tool);
   if (missing) throw new HermitError(`${tool} is not available: ${missing.why}`, Exit.unexpected);

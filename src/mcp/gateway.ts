@@ -22,12 +22,12 @@ import { type Refusal, refusalLine, screenManifest } from "../gates/screen_manif
 import { needsApproval } from "../gates/trust.ts";
 import { log } from "../log.ts";
 import type { CommandTool, Manifest, Upstream } from "../manifest/types.ts";
-import { CommandRefused, type CommandToolContext, runCommandTool } from "./command_tool.ts";
+import { CommandRefused, runCommandTool } from "./command_tool.ts";
 import { capabilitiesOf, Catalog, type CatalogEntry, type SelfCheck } from "./gateway_catalog.ts";
 import { ContentRouter } from "./gateway_content.ts";
 import { askApproval, type CallContext, ServerRequests, type SessionPeer } from "./gateway_requests.ts";
 import { defaultSchemaCache, type SchemaCache } from "./schema_cache.ts";
-import { UpstreamConnection, type UpstreamOwner } from "./upstream.ts";
+import { UpstreamConnection, type UpstreamOwner, type UpstreamStatus } from "./upstream.ts";
 import { type Clock, realClock } from "./upstream_lifecycle.ts";
 import type { BuiltTransport } from "./upstream_transport.ts";
 import { Transports } from "./gateway_transports.ts";
@@ -59,16 +59,16 @@ export const REFUSED_META = `${HERMIT_META_PREFIX}refused`;
 
 type ChangeKind = "tools" | "prompts" | "resources";
 
-export class Gateway implements UpstreamOwner {
+export class Gateway {
   readonly manifest: Manifest;
   readonly refusals: Refusal[];
   readonly safeMode: boolean;
-  readonly upstreams = new Map<string, UpstreamConnection>();
-  readonly commandTools = new Map<string, CommandTool>();
-  readonly requests: ServerRequests;
-  readonly content = new ContentRouter(() => this.upstreams.values());
-  readonly clock: Clock;
-  readonly schemaCache?: SchemaCache;
+  /** The upstream connections and the command tools: reached only through this class's methods. */
+  readonly #upstreams = new Map<string, UpstreamConnection>();
+  readonly #commandTools = new Map<string, CommandTool>();
+  readonly #requests: ServerRequests;
+  readonly content = new ContentRouter(() => this.#upstreams.values());
+  readonly #schemaCache?: SchemaCache;
   readonly #catalog: Catalog;
   readonly #opts: GatewayOptions;
   readonly #env: Readonly<Record<string, string | undefined>>;
@@ -84,15 +84,20 @@ export class Gateway implements UpstreamOwner {
     this.#opts = opts;
     this.#env = opts.env ?? process.env;
     this.#transports = new Transports(manifest, { ...opts, env: this.#env });
-    this.clock = opts.clock ?? realClock;
     const platform = opts.platform ?? process.platform;
-    this.schemaCache = opts.schemaCache === null ? undefined : opts.schemaCache ??
+    this.#schemaCache = opts.schemaCache === null ? undefined : opts.schemaCache ??
       defaultSchemaCache(manifest.dir, platform, this.#env);
     this.safeMode = safeMode(this.#env);
     this.refusals = screenManifest(manifest);
-    this.requests = new ServerRequests(this);
+    this.#requests = new ServerRequests((server) => this.#upstreams.get(server)?.config);
     this.#catalog = new Catalog(
-      this,
+      {
+        manifest,
+        commandTools: this.#commandTools,
+        upstreams: this.#upstreams,
+        refusals: this.refusals,
+        safeMode: this.safeMode,
+      },
       (where, findings) => this.#reportScan(where, findings),
       (name, sources) =>
         this.#once(
@@ -109,13 +114,14 @@ export class Gateway implements UpstreamOwner {
     }
     for (const r of this.refusals) log.error(refusalLine(r));
     const refused = new Set(this.refusals.map((r) => r.where));
+    const owner = this.#upstreamOwner(opts.clock ?? realClock);
     for (const u of Object.values(manifest.upstreams)) {
       if (u.enabled && !refused.has(`mcp_servers.${u.name}`)) {
-        this.upstreams.set(u.name, new UpstreamConnection(u, this));
+        this.#upstreams.set(u.name, new UpstreamConnection(u, owner));
       }
     }
     for (const t of Object.values(manifest.tools)) {
-      if (!refused.has(`tools.${t.name}`)) this.commandTools.set(t.name, t);
+      if (!refused.has(`tools.${t.name}`)) this.#commandTools.set(t.name, t);
     }
   }
 
@@ -125,15 +131,15 @@ export class Gateway implements UpstreamOwner {
    */
   async start(waitMs = 30_000): Promise<void> {
     const connecting: Promise<void>[] = [];
-    for (const u of this.upstreams.values()) {
-      const cached = u.config.lazy ? this.schemaCache?.get(u.config) : undefined;
+    for (const u of this.#upstreams.values()) {
+      const cached = u.config.lazy ? this.#schemaCache?.get(u.config) : undefined;
       if (cached) u.startFromCache(cached);
       else connecting.push(u.start());
     }
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([Promise.allSettled(connecting), new Promise((r) => (timer = setTimeout(r, waitMs)))]);
     clearTimeout(timer);
-    for (const u of this.upstreams.values()) {
+    for (const u of this.#upstreams.values()) {
       if (u.instructions) {
         this.#reportScan(`mcp_servers.${u.name}`, scanText("initialize.instructions", u.instructions));
       }
@@ -143,7 +149,7 @@ export class Gateway implements UpstreamOwner {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([...this.upstreams.values()].map((u) => u.stop()));
+    await Promise.all([...this.#upstreams.values()].map((u) => u.stop()));
   }
 
   /** A host session starts using the gateway; the returned function detaches it. */
@@ -159,7 +165,7 @@ export class Gateway implements UpstreamOwner {
   async setLogLevel(peer: SessionPeer, level: LoggingLevel): Promise<void> {
     peer.logLevel = level;
     await Promise.all(
-      [...this.upstreams.values()].filter((u) => u.capabilities?.logging && u.state === "connected").map((
+      [...this.#upstreams.values()].filter((u) => u.capabilities?.logging && u.state === "connected").map((
         u,
       ) => u.withClient((c) => c.setLoggingLevel(level)).catch(() => {})),
     );
@@ -198,8 +204,13 @@ export class Gateway implements UpstreamOwner {
     return this.catalog().map((e) => e.tool);
   }
 
+  /** Each upstream's state, for `status`, `/health` and why a tool is not served. */
+  upstreamStatus(): UpstreamStatus[] {
+    return [...this.#upstreams.values()].map((u) => u.status());
+  }
+
   capabilities(): ServerCapabilities {
-    return capabilitiesOf(this.manifest, this.upstreams.values());
+    return capabilitiesOf(this.manifest, this.#upstreams.values());
   }
 
   async callTool(
@@ -221,7 +232,9 @@ export class Gateway implements UpstreamOwner {
     if (source.kind === "command") {
       try {
         return {
-          result: sanitizeResult(await runCommandTool(source.tool, args, this.commandContext(), ctx.signal)),
+          result: sanitizeResult(
+            await runCommandTool(source.tool, args, this.#transports.commandContext(), ctx.signal),
+          ),
           refused: false,
         };
       } catch (err) {
@@ -229,13 +242,13 @@ export class Gateway implements UpstreamOwner {
         return refusedOutcome(err.message);
       }
     }
-    const upstream = this.upstreams.get(source.server)!;
+    const upstream = this.#upstreams.get(source.server)!;
     // the trust gate comes before anything touches the upstream, a lazy spawn included
     if (needsApproval(entry.trust, entry.readOnly)) {
       const refusal = await askApproval(upstream.config, name, args, ctx);
       if (refusal) return refusedOutcome(refusal);
     }
-    const release = this.requests.enter(source.server, ctx);
+    const release = this.#requests.enter(source.server, ctx);
     try {
       const result = await upstream.callTool(source.raw, args, {
         signal: ctx.signal,
@@ -276,42 +289,28 @@ export class Gateway implements UpstreamOwner {
     }
   }
 
-  commandContext(): CommandToolContext {
-    return this.#transports.commandContext();
-  }
-
-  // UpstreamOwner
-  openTransport(u: Upstream): BuiltTransport {
-    return this.#transports.open(u);
-  }
-  credentialsStamp(u: Upstream): string | undefined {
-    return this.#transports.credentialsStamp(u);
-  }
-  onToolsChanged(): void {
-    this.#emit("tools");
-  }
-  onPromptsChanged(): void {
-    this.#emit("prompts");
-  }
-  onResourcesChanged(): void {
-    this.#emit("resources");
-  }
-  onStderrLine(server: string, line: string): void {
-    const text = `[${server}] ${line}`;
-    if ((this.#opts.stderrLevel ?? "info") === "info") log.info(text);
-    else log.debug(text);
-  }
-  handleServerRequest(
-    server: string,
-    method: string,
-    params: unknown,
-    signal: AbortSignal,
-  ): Promise<unknown> {
-    return this.requests.handle(server, method, params, signal);
-  }
-  onNotification(server: string, method: string, params: Record<string, unknown>): void {
-    if (method === "notifications/resources/updated") this.content.updated(params);
-    else this.requests.route(server, method, params, this.#sessions);
+  /** What each upstream connection gets from the gateway; not reachable from outside. */
+  #upstreamOwner(clock: Clock): UpstreamOwner {
+    return {
+      clock,
+      schemaCache: this.#schemaCache,
+      openTransport: (u: Upstream): BuiltTransport => this.#transports.open(u),
+      credentialsStamp: (u: Upstream) => this.#transports.credentialsStamp(u),
+      onToolsChanged: () => this.#emit("tools"),
+      onPromptsChanged: () => this.#emit("prompts"),
+      onResourcesChanged: () => this.#emit("resources"),
+      onStderrLine: (server, line) => {
+        const text = `[${server}] ${line}`;
+        if ((this.#opts.stderrLevel ?? "info") === "info") log.info(text);
+        else log.debug(text);
+      },
+      handleServerRequest: (server, method, params, signal) =>
+        this.#requests.handle(server, method, params, signal),
+      onNotification: (server, method, params) => {
+        if (method === "notifications/resources/updated") this.content.updated(params);
+        else this.#requests.route(server, method, params, this.#sessions);
+      },
+    };
   }
 }
 
@@ -326,5 +325,6 @@ function refusedOutcome(text: string): CallOutcome {
 export class UnknownTool extends Error {
   constructor(readonly tool: string, readonly exported: boolean) {
     super(exported ? `tool '${tool}' is exported but not available right now` : `unknown tool '${tool}'`);
+    this.name = "UnknownTool";
   }
 }

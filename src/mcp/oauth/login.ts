@@ -181,7 +181,7 @@ export async function login(
       return { status: "not-needed", tools, dir: store.dir };
     } catch (err) {
       if (!p.authorizationUrl) {
-        const why = describeFailure(err, []);
+        const why = describeFailure(err, { stderrTail: [], oauth: true });
         const hint = /dynamic client registration/i.test(why)
           ? "; register hermit with it yourself and set oauth.client_id (and client_secret)"
           : "";
@@ -224,7 +224,9 @@ export async function login(
       tools = await connectAndList(open());
     } catch (err) {
       throw new HermitError(
-        `${where} did not accept the new token: ${describeFailure(err, [])}; ${UNCHANGED}`,
+        `${where} did not accept the new token: ${
+          describeFailure(err, { stderrTail: [], oauth: true })
+        }; ${UNCHANGED}`,
       );
     }
     p.commit();
