@@ -182,7 +182,7 @@ export async function login(
     } catch (err) {
       if (!p.authorizationUrl) {
         const why = describeFailure(err, { stderrTail: [], oauth: true });
-        const hint = /dynamic client registration/i.test(why)
+        const hint = p.needsOwnClient
           ? "; register hermit with it yourself and set oauth.client_id (and client_secret)"
           : "";
         throw new HermitError(`${where}: could not start the login: ${why}${hint}`);
