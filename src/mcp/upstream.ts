@@ -12,87 +12,47 @@
  * changes (`hermit login` elsewhere). Timers run on the owner's injected clock.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { type CallToolResult, ErrorCode, type ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { messageOf } from "../errors.ts";
 import { log } from "../log.ts";
 import type { Upstream } from "../manifest/types.ts";
-import type { CacheEntry, SchemaCache } from "./schema_cache.ts";
+import type { CacheEntry } from "./schema_cache.ts";
 import type { GroupStdioTransport } from "./stdio_transport.ts";
-import { describeFailure, Link, newClient, OutcomeUncertain } from "./upstream_client.ts";
-import { type Clock, cooldownSeconds, jitteredBackoff, UpstreamLifecycle } from "./upstream_lifecycle.ts";
+import {
+  classifyFailure,
+  type ClientHooks,
+  Link,
+  openLink,
+  OutcomeUncertain,
+  probe,
+} from "./upstream_client.ts";
+import { jitteredBackoff, UpstreamLifecycle } from "./upstream_lifecycle.ts";
 import { ToolListing } from "./upstream_listing.ts";
 import {
   type Admission,
   admit,
-  type FailureKind,
   initialLife,
   type Life,
   type LifeAction,
   type LifeEvent,
+  lifeStatus,
   step,
   type UpstreamState,
 } from "./upstream_state.ts";
 import type { UpstreamTool } from "./upstream_tools.ts";
-import { NeedsLogin } from "./oauth/errors.ts";
+import {
+  failedToStartMessage,
+  failureLogLine,
+  unavailable,
+  type UpstreamOwner,
+  type UpstreamStatus,
+  UpstreamUnavailable,
+} from "./upstream_types.ts";
 import { LoginWatch } from "./oauth/login_watch.ts";
-import { type BuiltTransport, UpstreamRefused } from "./upstream_transport.ts";
 
 export { OutcomeUncertain } from "./upstream_client.ts";
 export type { UpstreamState } from "./upstream_state.ts";
-
-/** What an upstream needs from whoever owns it (the gateway). */
-export interface UpstreamOwner {
-  readonly clock: Clock;
-  readonly schemaCache?: SchemaCache;
-  openTransport(u: Upstream): BuiltTransport;
-  onToolsChanged(server: string): void;
-  onPromptsChanged(server: string): void;
-  onResourcesChanged(server: string): void;
-  onStderrLine(server: string, line: string): void;
-  /** Server-to-client requests (sampling, elicitation), answered by the gateway. */
-  handleServerRequest(server: string, method: string, params: unknown, signal: AbortSignal): Promise<unknown>;
-  /** Log messages and resource updates from the server. */
-  onNotification(server: string, method: string, params: Record<string, unknown>): void;
-  /** OAuth upstreams: a value that changes when the stored login does; undefined otherwise. */
-  credentialsStamp?(u: Upstream): string | undefined;
-}
-
-/** Why a call found no connection; callers decide by `reason`, never by the message. */
-export class UpstreamUnavailable extends Error {
-  constructor(
-    readonly server: string,
-    readonly reason: "stopped" | "refused" | "cooldown" | "needs-login" | "failed",
-    message: string,
-    readonly retryInSeconds?: number,
-  ) {
-    super(message);
-    this.name = "UpstreamUnavailable";
-  }
-}
-
-// The wording of what an unavailable upstream says, one function per case.
-export const stoppedMessage = (server: string, lastError?: string) =>
-  `mcp_servers.${server} is stopped${lastError ? ` (${lastError})` : ""}`;
-export const cooldownMessage = (server: string, lastError: string | undefined, seconds: number) =>
-  `mcp_servers.${server} is unavailable (${lastError}); next attempt in ${seconds} s`;
-export const failedToStartMessage = (server: string, why: string) =>
-  `mcp_servers.${server} failed to start: ${why}`;
-export const failureLogLine = (server: string, why: string, failures: number) =>
-  `mcp_servers.${server}: ${why} (attempt ${failures}; next in ${cooldownSeconds(failures)} s)`;
-
-export interface UpstreamStatus {
-  name: string;
-  state: UpstreamState;
-  transport: Upstream["kind"];
-  tools: number;
-  pid?: number;
-  cached?: boolean;
-  failures: number;
-  retryInSeconds?: number;
-  lastError?: string;
-  /** Screening refused the entry right before its spawn: it never runs. */
-  refused?: boolean;
-}
+export { type UpstreamOwner, type UpstreamStatus, UpstreamUnavailable } from "./upstream_types.ts";
 
 type Progress = (p: { progress: number; total?: number; message?: string }) => void;
 
@@ -114,6 +74,8 @@ export class UpstreamConnection {
   readonly #listing: ToolListing;
   /** Armed by a `NeedsLogin` failure: the next attempt comes as soon as the stored login changes. */
   readonly #login: LoginWatch;
+  /** What each client tells this connection and its owner. */
+  readonly #clientHooks: ClientHooks;
 
   constructor(config: Upstream, owner: UpstreamOwner) {
     this.config = config;
@@ -128,6 +90,13 @@ export class UpstreamConnection {
       log.info(`mcp_servers.${this.name}: its stored login changed; connecting`);
       void this.start();
     });
+    this.#clientHooks = {
+      onToolsChanged: () => void this.refreshTools(),
+      onPromptsChanged: () => owner.onPromptsChanged(config.name),
+      onResourcesChanged: () => owner.onResourcesChanged(config.name),
+      request: (method, params, signal) => owner.handleServerRequest(config.name, method, params, signal),
+      notification: (method, params) => owner.onNotification(config.name, method, params),
+    };
     this.#timers = new UpstreamLifecycle(config, owner.clock, {
       busy: () => this.#inFlight > 0,
       recycle: (why) => this.#recycle(why),
@@ -162,20 +131,13 @@ export class UpstreamConnection {
   }
 
   status(): UpstreamStatus {
-    const life = this.#life;
     return {
       name: this.name,
-      state: life.state,
       transport: this.config.kind,
       tools: this.#listing.tools.length,
       pid: this.pid,
       cached: this.#listing.fromCache || undefined,
-      failures: life.failures,
-      retryInSeconds: life.state === "cooldown"
-        ? Math.max(0, Math.ceil((life.retryAfter - this.#owner.clock.now()) / 1000))
-        : undefined,
-      lastError: life.lastError,
-      refused: life.refusal !== undefined || undefined,
+      ...lifeStatus(this.#life, this.#owner.clock.now()),
     };
   }
 
@@ -243,19 +205,7 @@ export class UpstreamConnection {
   }
 
   #unavailable(a: Exclude<Admission, { go: true }>): UpstreamUnavailable {
-    const { lastError, refusal } = this.#life;
-    if (a.why === "stopped") {
-      return refusal !== undefined
-        ? new UpstreamUnavailable(this.name, "refused", refusal)
-        : new UpstreamUnavailable(this.name, "stopped", stoppedMessage(this.name, lastError));
-    }
-    if (a.why === "needs-login") return new UpstreamUnavailable(this.name, "needs-login", lastError ?? "");
-    return new UpstreamUnavailable(
-      this.name,
-      "cooldown",
-      cooldownMessage(this.name, lastError, a.retryInSeconds),
-      a.retryInSeconds,
-    );
+    return unavailable(this.name, this.#life, a);
   }
 
   /** The live client, connecting first if needed. Concurrent callers share one attempt. */
@@ -284,28 +234,11 @@ export class UpstreamConnection {
     const before = this.#listing.tools;
     let link: Link | undefined;
     try {
-      const built = this.#owner.openTransport(this.config);
-      if (built.unresolved.length) {
-        log.warn(
-          `mcp_servers.${this.name}: \${${built.unresolved.join("}, ${")}} not set; passed on literally`,
-        );
-      }
-      if (this.config.kind === "stdio") {
-        const stdio = built.transport as GroupStdioTransport;
-        stdio.onStderrLine = (l) => this.#owner.onStderrLine(this.name, l);
-        stdio.onProblem = (t) => log.warn(`mcp_servers.${this.name}: ${t}`);
-      }
-      const client = newClient(this.config, {
-        onToolsChanged: () => void this.refreshTools(),
-        onPromptsChanged: () => this.#owner.onPromptsChanged(this.name),
-        onResourcesChanged: () => this.#owner.onResourcesChanged(this.name),
-        request: (method, params, signal) =>
-          this.#owner.handleServerRequest(this.name, method, params, signal),
-        notification: (method, params) => this.#owner.onNotification(this.name, method, params),
-      });
-      link = new Link(client, built.transport, (l) => this.#linkLost(l));
+      const opened = openLink(this.config, this.#owner, this.#clientHooks, (l) => this.#linkLost(l));
+      link = opened.link;
+      const client = link.client;
       this.#opening = link;
-      await client.connect(built.transport, { timeout: this.config.connectTimeoutSeconds * 1000 });
+      await client.connect(link.transport, { timeout: this.config.connectTimeoutSeconds * 1000 });
       this.#stillWanted(epoch);
       const capabilities = client.getServerCapabilities();
       const instructions = client.getInstructions();
@@ -316,7 +249,7 @@ export class UpstreamConnection {
       this.#listing.apply(listed, { capabilities, instructions });
       this.#dispatch({ type: "opened", epoch }, link);
       log.debug(
-        `mcp_servers.${this.name}: connected (${built.describe}), ${this.#listing.tools.length} tools`,
+        `mcp_servers.${this.name}: connected (${opened.describe}), ${this.#listing.tools.length} tools`,
       );
       if (announce) this.#listing.announceSince(before);
       return client;
@@ -330,14 +263,11 @@ export class UpstreamConnection {
   }
 
   #failed(epoch: number, err: unknown, link: Link | undefined, tail: string[]): never {
-    const kind: FailureKind = err instanceof UpstreamRefused
-      ? "refused"
-      : err instanceof NeedsLogin
-      ? "needs-login"
-      : "error";
-    const why = kind === "error"
-      ? describeFailure(err, { link, stderrTail: tail, oauth: this.config.auth === "oauth" })
-      : messageOf(err);
+    const { kind, why } = classifyFailure(err, {
+      link,
+      stderrTail: tail,
+      oauth: this.config.auth === "oauth",
+    });
     this.#dispatch({ type: "failed", epoch, now: this.#owner.clock.now(), error: why, kind });
     this.#stillWanted(epoch);
     if (kind === "refused") {
@@ -388,17 +318,8 @@ export class UpstreamConnection {
   async #keepalive(): Promise<void> {
     const link = this.#live;
     if (!link || this.#inFlight > 0) return;
-    try {
-      await link.client.ping({ timeout: 30_000 });
-    } catch (err) {
-      if ((err as { code?: number }).code === ErrorCode.MethodNotFound && this.#capabilities?.tools) {
-        await link.client.listTools(undefined, { timeout: 30_000 }).catch(() =>
-          this.#dropped(link, "keepalive failed")
-        );
-        return;
-      }
-      this.#dropped(link, `keepalive failed: ${messageOf(err)}`);
-    }
+    const why = await probe(link.client, !!this.#capabilities?.tools);
+    if (why) this.#dropped(link, why);
   }
 
   /** Close a link that stopped answering; its transport's close brings the reconnect. */

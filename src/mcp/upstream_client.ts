@@ -19,8 +19,14 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { mcpMessageOf } from "../errors.ts";
+import { mcpMessageOf, messageOf } from "../errors.ts";
+import { log } from "../log.ts";
 import type { Upstream } from "../manifest/types.ts";
+import type { GroupStdioTransport } from "./stdio_transport.ts";
+import { NeedsLogin } from "./oauth/errors.ts";
+import { UpstreamRefused } from "./upstream_transport.ts";
+import type { FailureKind } from "./upstream_state.ts";
+import type { UpstreamOwner } from "./upstream_types.ts";
 import { VERSION } from "../version.ts";
 
 export interface ClientHooks {
@@ -126,6 +132,60 @@ export class Link {
     })();
     return this.#closing;
   }
+}
+
+/**
+ * A new connection to `config` through its owner (interpolated, screened, spawned or dialed): the
+ * client and the link watching its transport, not connected yet. Stdio servers' stderr lines and
+ * unreadable output go to the owner's log.
+ */
+export function openLink(
+  config: Upstream,
+  owner: Pick<UpstreamOwner, "openTransport" | "onStderrLine">,
+  hooks: ClientHooks,
+  onLost: (link: Link) => void,
+): { link: Link; describe: string } {
+  const built = owner.openTransport(config);
+  if (built.unresolved.length) {
+    log.warn(
+      `mcp_servers.${config.name}: \${${built.unresolved.join("}, ${")}} not set; passed on literally`,
+    );
+  }
+  if (config.kind === "stdio") {
+    const stdio = built.transport as GroupStdioTransport;
+    stdio.onStderrLine = (l) => owner.onStderrLine(config.name, l);
+    stdio.onProblem = (t) => log.warn(`mcp_servers.${config.name}: ${t}`);
+  }
+  return { link: new Link(newClient(config, hooks), built.transport, onLost), describe: built.describe };
+}
+
+/** What kind of failure a connect attempt met, and its one line. */
+export function classifyFailure(
+  err: unknown,
+  ctx: { link?: Link; stderrTail: string[]; oauth: boolean },
+): { kind: FailureKind; why: string } {
+  if (err instanceof UpstreamRefused) return { kind: "refused", why: err.message };
+  if (err instanceof NeedsLogin) return { kind: "needs-login", why: err.message };
+  return { kind: "error", why: describeFailure(err, ctx) };
+}
+
+/**
+ * Keep an idle connection honest: `ping`, or `tools/list` for a server without ping. Undefined
+ * when it answered, else why it is to be dropped.
+ */
+export async function probe(client: Client, hasTools: boolean): Promise<string | undefined> {
+  try {
+    await client.ping({ timeout: 30_000 });
+    return undefined;
+  } catch (err) {
+    if ((err as { code?: number }).code !== ErrorCode.MethodNotFound || !hasTools) {
+      return `keepalive failed: ${messageOf(err)}`;
+    }
+  }
+  return await client.listTools(undefined, { timeout: 30_000 }).then(
+    () => undefined,
+    () => "keepalive failed",
+  );
 }
 
 /** One line for people: why a connection attempt failed. Decided from types and codes, not wording. */

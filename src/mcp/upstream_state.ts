@@ -149,3 +149,16 @@ export function admit(life: Life, now: number, login: { waiting: boolean; change
   if (login.waiting) return { go: false, why: "needs-login" };
   return { go: false, why: "cooldown", retryInSeconds: Math.ceil((life.retryAfter - now) / 1000) };
 }
+
+/** The life's part of an upstream's status (for `status`, `/health` and why a tool is missing). */
+export function lifeStatus(life: Life, now: number) {
+  return {
+    state: life.state,
+    failures: life.failures,
+    retryInSeconds: life.state === "cooldown"
+      ? Math.max(0, Math.ceil((life.retryAfter - now) / 1000))
+      : undefined,
+    lastError: life.lastError,
+    refused: life.refusal !== undefined || undefined,
+  };
+}
