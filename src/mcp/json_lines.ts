@@ -24,10 +24,12 @@ export type LineEvent =
 /** How much of an oversize line is kept to find its id and method. */
 const KEEP = 4096;
 const ID = String.raw`(-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*")`;
-/** `{"jsonrpc":"2.0","id":…` or `{"id":…` at the start (Python and most SDKs put it there). */
-const HEAD_ID = new RegExp(String.raw`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*${ID}`);
-/** `…,"id":…}` at the very end (the TypeScript SDK's order), never a nested one. */
-const TAIL_ID = new RegExp(String.raw`[,{]\s*"id"\s*:\s*${ID}\s*\}\s*$`);
+/** A short string-valued key at the top that may stand beside the id: `"jsonrpc"` or `"method"`. */
+const ID_SIBLING = String.raw`"(?:jsonrpc|method)"\s*:\s*"[^"]{0,200}"`;
+/** The id among the first top-level keys (Python and most SDKs put it there). */
+const HEAD_ID = new RegExp(String.raw`^\s*\{(?:\s*${ID_SIBLING}\s*,)*\s*"id"\s*:\s*${ID}`);
+/** The id among the last top-level keys (the TypeScript SDK's order), never a nested one. */
+const TAIL_ID = new RegExp(String.raw`[,{]\s*"id"\s*:\s*${ID}\s*(?:,\s*${ID_SIBLING}\s*)*\}\s*$`);
 /** A key before or after `method` at the top: `"jsonrpc": "2.0"` or `"id": …`. */
 const SIBLING = String.raw`"(?:jsonrpc|id)"\s*:\s*(?:"(?:[^"\\]|\\.)*"|-?\d+)`;
 const HEAD_METHOD = new RegExp(String.raw`^\s*\{(?:\s*${SIBLING}\s*,)*\s*"method"\s*:\s*"([^"]{1,200})"`);

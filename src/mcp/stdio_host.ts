@@ -23,6 +23,8 @@ export class HostStdioTransport implements Transport {
   readonly #stdin: Readable;
   readonly #stdout: Writable;
   readonly #read: JsonLineReader;
+  /** Ids of hermit's own requests to the host still unanswered: an oversize line with one is their answer. */
+  readonly #asked = new Set<RequestId>();
   #started = false;
 
   onclose?: () => void;
@@ -57,6 +59,7 @@ export class HostStdioTransport implements Transport {
   #received(e: LineEvent): void {
     switch (e.kind) {
       case "message":
+        if (!("method" in e.message) && e.message.id !== undefined) this.#asked.delete(e.message.id);
         return this.onmessage?.(e.message);
       case "unparsable":
         log.warn(`the host sent a line that is not JSON (${e.detail}); answered with a parse error`);
@@ -75,22 +78,21 @@ export class HostStdioTransport implements Transport {
       describeBytes(this.#read.maxBytes)
     } per message`;
     log.warn(`the host sent a message of ${what}${e.method ? ` (${e.method})` : ""}; not read`);
-    if (e.method !== undefined) {
-      if (e.id === null) return; // a notification: nothing to answer
-      return this.#answer(
-        e.id,
-        ErrorCode.InvalidRequest,
-        `the ${e.method} request is ${what}; send less (a path or a reference instead of the content)`,
-      );
-    }
-    // a response to one of hermit's requests (sampling, elicitation): that request fails
-    if (e.id !== null) {
-      this.onmessage?.({
+    if (e.id !== null && e.method === undefined && this.#asked.delete(e.id)) {
+      // the answer to one of hermit's own requests (sampling, elicitation): that request fails
+      return this.onmessage?.({
         jsonrpc: "2.0",
         id: e.id,
         error: { code: ErrorCode.InternalError, message: `the host answered with ${what}` },
       });
-    } else this.#answer(null, ErrorCode.InvalidRequest, `Invalid request: a message of ${what}`);
+    }
+    if (e.id === null && e.method !== undefined) return; // a notification: nothing to answer
+    const request = e.method === undefined ? "the request" : `the ${e.method} request`;
+    this.#answer(
+      e.id,
+      ErrorCode.InvalidRequest,
+      `${request} is ${what}; send less (a path or a reference instead of the content)`,
+    );
   }
 
   #answer(id: RequestId | null, code: number, message: string): void {
@@ -100,6 +102,7 @@ export class HostStdioTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
+    if ("method" in message && "id" in message) this.#asked.add(message.id);
     return new Promise((resolve) => {
       if (this.#stdout.write(serializeMessage(message))) resolve();
       else this.#stdout.once("drain", resolve);

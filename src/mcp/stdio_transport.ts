@@ -10,7 +10,7 @@
  */
 import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { describeBytes, MiB } from "../platform/read_capped.ts";
 import { type ProcessGroup, spawnInGroup } from "../process/group.ts";
 import { JsonLineReader, type LineEvent } from "./json_lines.ts";
@@ -39,6 +39,8 @@ export class GroupStdioTransport implements Transport {
   /** The stderr line being written: at most MAX_STDERR_LINE characters kept, the rest counted. */
   #stderrPartial = "";
   #stderrDropped = 0;
+  /** Ids of hermit's requests to the server still unanswered: an oversize line with one is their answer. */
+  readonly #asked = new Set<RequestId>();
   #group: ProcessGroup | undefined;
   #closed = false;
 
@@ -88,14 +90,17 @@ export class GroupStdioTransport implements Transport {
   }
 
   #received(e: LineEvent): void {
-    if (e.kind === "message") return this.onmessage?.(e.message);
+    if (e.kind === "message") {
+      if (!("method" in e.message) && e.message.id !== undefined) this.#asked.delete(e.message.id);
+      return this.onmessage?.(e.message);
+    }
     if (e.kind !== "oversize") return this.#problem(`invalid JSON-RPC line from the server: ${e.detail}`);
     const what = `a message of ${describeBytes(e.bytes)}, over hermit's limit of ${
       describeBytes(MAX_UPSTREAM_MESSAGE_BYTES)
     }`;
     this.#problem(`the server sent ${what}; dropped`);
     if (e.id === null) return;
-    if (e.method === undefined) {
+    if (e.method === undefined && this.#asked.delete(e.id)) {
       // the answer to one of hermit's requests: that request fails, the connection lives on
       this.onmessage?.({
         jsonrpc: "2.0",
@@ -157,6 +162,7 @@ export class GroupStdioTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
+    if ("method" in message && "id" in message) this.#asked.add(message.id);
     const stdin = this.#group?.child.stdin;
     if (!stdin || this.#closed) return Promise.reject(new Error("transport is closed"));
     return new Promise((resolve, reject) => {
