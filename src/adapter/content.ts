@@ -5,11 +5,28 @@
  * the adapter: a path or symbolic link that leads out of it is a usage error naming it and its
  * target, so nothing from elsewhere on the machine is ever copied into a project.
  */
-import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { usageError } from "../errors.ts";
 import type { Manifest } from "../manifest/types.ts";
+import { describeBytes, FileTooLarge, MiB, readTextCapped } from "../platform/read_capped.ts";
+
+/** Context, SKILL.md and role files are read whole and parsed: none may be larger than this. */
+export const MAX_DOC_BYTES = 1 * MiB;
+
+/** The text of a context, skill or role file, at most `MAX_DOC_BYTES` (`FileTooLarge` past it). */
+export function readAdapterDoc(file: string): string {
+  return readTextCapped(file, MAX_DOC_BYTES);
+}
+
+/** Why a document could not be read, in a few words. */
+export function unreadable(err: unknown): string {
+  if (err instanceof FileTooLarge) {
+    return `is too large (${err.size ?? "more than"} bytes; at most ${describeBytes(err.limit)})`;
+  }
+  return `cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`;
+}
 
 export interface FrontMatterDoc {
   /** Absolute path of the markdown file. */
@@ -53,10 +70,9 @@ function parseFrontMatterYaml(yaml: string): { fields: Record<string, unknown>; 
 function readDoc(file: string, fallbackName: string): FrontMatterDoc {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = readAdapterDoc(file);
   } catch (err) {
-    const why = `cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`;
-    return { file, name: fallbackName, fields: {}, body: "", problems: [why] };
+    return { file, name: fallbackName, fields: {}, body: "", problems: [unreadable(err)] };
   }
   const { fields, body, error, found } = parseFrontMatter(text);
   if (!found) {

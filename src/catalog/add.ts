@@ -72,6 +72,9 @@ export function entryJson(entry: CatalogEntry, opts: AddOptions, withSandbox: bo
   out.tools = { include };
   if (opts.prefix) out.prefix = opts.prefix;
   out.trust = opts.trust ?? entry.trust;
+  // the catalog's vetted read-only tools: on an untrusted server only these skip approval (gate 5)
+  const readOnly = entry.readOnly.filter((t) => include.includes(t));
+  if (readOnly.length) out.read_only_tools = readOnly;
   if (withSandbox) out.sandbox = policyJson(entry.sandbox, fill);
   return out;
 }

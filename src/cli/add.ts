@@ -5,7 +5,7 @@
  * as it was. Exit 0 added, 2 bad input or a name in the way, 3 it did not start, 4 refused.
  */
 import { type Command, Option } from "@commander-js/extra-typings";
-import { readFileSync, realpathSync, statSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { findEntry, planAdd } from "../catalog/add.ts";
@@ -60,8 +60,7 @@ export function registerAdd(program: Command, setExit: SetExit): void {
       }
       const root = opts.root && !opts.root.includes("${") ? path.resolve(opts.root) : opts.root;
       const plan = planAdd(before, given, adapterDir, entry, { ...opts, root });
-      const mode = statSync(file).mode & 0o777;
-      writeFileAtomic(file, plan.text, mode);
+      writeFileAtomic(file, plan.text, { preserve: true });
       const { collectLock } = await import("../lock/run.ts");
       const { readLockState, writeLock } = await import("../lock/file.ts");
       const { renderLockRun, lockRunJson } = await import("../lock/report.ts");
@@ -75,14 +74,14 @@ export function registerAdd(program: Command, setExit: SetExit): void {
           verbose: opts.verbose,
         });
       } catch (err) {
-        writeFileAtomic(file, before, mode);
+        writeFileAtomic(file, before, { preserve: true });
         throw err;
       }
       const locked = run.next.servers[plan.server]?.tools ?? {};
       const absent = (opts.tools ?? entry.include).filter((t) => !Object.hasOwn(locked, t));
       const shown = shellQuote(adapterDir === process.cwd() ? "." : displayPath(adapterDir));
       if (run.failures.length || absent.length) {
-        writeFileAtomic(file, before, mode);
+        writeFileAtomic(file, before, { preserve: true });
         const why = run.failures.map((f) => `mcp_servers.${f.server} did not start: ${f.why}`);
         if (absent.length && !run.failures.length) why.push(`the server does not offer ${absent.join(", ")}`);
         await writeOut(

@@ -7,6 +7,12 @@ import type { SetExit } from "./app.ts";
 import { examples } from "./help.ts";
 import { color, printJson, writeOut } from "./output.ts";
 
+/** Believed access; a server's claim hermit does not believe is shown beside it. */
+function accessOf(r: { readOnly: boolean; claimsReadOnly: boolean }): string {
+  if (r.readOnly) return "read-only ";
+  return r.claimsReadOnly ? "writes (claims read-only, not believed) " : "writes    ";
+}
+
 export function registerTools(program: Command, setExit: SetExit): void {
   program.command("tools")
     .description(
@@ -35,7 +41,7 @@ export function registerTools(program: Command, setExit: SetExit): void {
           `${r.name.padEnd(24)} ${
             (r.source + (r.raw && r.raw !== r.name ? ` (${r.raw})` : "")).padEnd(28)
           } ` +
-          `${r.trust.padEnd(9)} ${r.readOnly ? "read-only " : "writes    "} ` +
+          `${r.trust.padEnd(9)} ${accessOf(r)} ` +
           (r.findings.length
             ? color.yellow(
               `${r.findings.length} scan finding(s): ${

@@ -6,7 +6,14 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { contextPath, listRoles, listSkills, skillFiles } from "../adapter/content.ts";
+import {
+  contextPath,
+  listRoles,
+  listSkills,
+  readAdapterDoc,
+  skillFiles,
+  unreadable,
+} from "../adapter/content.ts";
 import { usageError } from "../errors.ts";
 import type { AdapterParts, Launch, SkillFiles } from "../hosts/types.ts";
 import { TOKEN_VAR } from "../hosts/types.ts";
@@ -75,10 +82,10 @@ export function adapterParts(m: Manifest, launch: Launch): AdapterParts {
   let context: string | undefined;
   if (ctx) {
     try {
-      context = readFileSync(ctx, "utf8");
-    } catch {
+      context = readAdapterDoc(ctx);
+    } catch (err) {
       throw usageError(
-        `exports.context names ${path.relative(m.dir, ctx)}, which cannot be read; check ${m.dir}`,
+        `exports.context names ${path.relative(m.dir, ctx)}, which ${unreadable(err)}; check ${m.dir}`,
       );
     }
   }

@@ -1,41 +1,34 @@
 /**
  * Gate 4, result sanitization, applied to every result, resource and error that reaches a host:
- * Unicode TAG characters stripped (emoji tag sequences such as subdivision flags kept),
- * protocol-reserved `_meta` keys dropped, credential-like text in errors redacted, sizes capped.
- * Pure: a value in, a cleaned copy out.
+ * hidden characters stripped per Unicode class (unicode.ts: TAG characters, bidi controls,
+ * zero-width characters, soft hyphens, selector runs; emoji flag and ZWJ sequences and the bidi
+ * marks right-to-left text needs are kept), protocol-reserved `_meta` keys dropped,
+ * credential-like text and a URL's `user:password@` redacted in errors, sizes capped. Pure: a
+ * value in, a cleaned copy out.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { stripHidden } from "./unicode.ts";
+
+export { stripHidden } from "./unicode.ts";
 
 /** Hermes's hard cap on text (`_MCP_HARD_RESULT_CAP_CHARS`): head 40 %, tail 60 %. */
 export const MAX_TEXT_CHARS = 2_000_000;
 /** Binary payloads (base64) larger than this are replaced by a notice. */
 export const MAX_BLOB_CHARS = 50 * 1024 * 1024;
 
-const TAGS = /[\u{E0000}-\u{E007F}]/gu;
-const EMOJI_TAG_SEQUENCE = /\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}/gu;
-
-/** Remove U+E0000–U+E007F, except inside emoji tag sequences (🏴 + tags + cancel tag). */
-export function stripTags(s: string): string {
-  if (!/[\u{E0000}-\u{E007F}]/u.test(s)) return s;
-  let out = "";
-  let last = 0;
-  for (const m of s.matchAll(EMOJI_TAG_SEQUENCE)) {
-    out += s.slice(last, m.index).replace(TAGS, "") + m[0];
-    last = m.index! + m[0].length;
-  }
-  return out + s.slice(last).replace(TAGS, "");
-}
-
 /**
- * A `_meta` key is protocol-reserved when its prefix (before `/`) has a label `modelcontextprotocol`
- * or `mcp` followed by at least one more label: `modelcontextprotocol.io/x` and `tools.mcp.com/x`
- * are reserved, `com.example.mcp/x` is not. Labels compare case-insensitively, as DNS labels do.
+ * A `_meta` key is reserved for MCP when its prefix (before `/`) is, in either of the spec's
+ * wordings: a label `modelcontextprotocol` or `mcp` followed by at least one more label (2025-06-18:
+ * `modelcontextprotocol.io/`, `tools.mcp.com/`), or a `modelcontextprotocol` or `mcp` second label
+ * (the reverse-DNS wording since: `io.modelcontextprotocol/`, `dev.mcp/`, `com.mcp.tools/`).
+ * `com.example.mcp/` is reserved by neither. Labels compare case-insensitively, as DNS labels do.
  */
 export function isReservedMetaKey(key: string): boolean {
   const slash = key.indexOf("/");
   if (slash < 0) return false;
   const labels = key.slice(0, slash).toLowerCase().split(".");
-  return labels.some((l, i) => i < labels.length - 1 && (l === "modelcontextprotocol" || l === "mcp"));
+  const mcp = (l: string | undefined) => l === "modelcontextprotocol" || l === "mcp";
+  return mcp(labels[1]) || labels.some((l, i) => i < labels.length - 1 && mcp(l));
 }
 
 /** hermit's own `_meta` prefix (e.g. `dev.hermit/refused`): an upstream must not be able to forge it. */
@@ -68,8 +61,11 @@ const CREDENTIAL_PATTERN = new RegExp(
   "gi",
 );
 
+/** The userinfo of a URL (`scheme://user:password@host`, or a long token alone before `@`). */
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)(?:[^\s/?#@:]*:[^\s/?#@]*|[^\s/?#@:]{16,})@/gi;
+
 export function redactCredentials(s: string): string {
-  return s.replace(CREDENTIAL_PATTERN, "[REDACTED]");
+  return s.replace(URL_USERINFO, "$1[REDACTED]@").replace(CREDENTIAL_PATTERN, "[REDACTED]");
 }
 
 export function capText(s: string, max = MAX_TEXT_CHARS): string {
@@ -80,13 +76,13 @@ export function capText(s: string, max = MAX_TEXT_CHARS): string {
 }
 
 /**
- * TAG characters stripped from every string inside a JSON-like value. With `filterMeta` every
+ * Hidden characters stripped from every string inside a JSON-like value. With `filterMeta` every
  * `_meta` on the way is filtered too (and dropped when nothing is left); without it a `_meta` key
  * is data like any other (inside `structuredContent`, which must still match the tool's output
  * schema).
  */
 function cleanDeep<T>(v: T, filterMetas: boolean): T {
-  if (typeof v === "string") return stripTags(v) as T;
+  if (typeof v === "string") return stripHidden(v) as T;
   if (Array.isArray(v)) return v.map((x) => cleanDeep(x, filterMetas)) as T;
   if (v && typeof v === "object") {
     const out: Record<string, unknown> = {};
@@ -104,7 +100,7 @@ function cleanDeep<T>(v: T, filterMetas: boolean): T {
 
 /**
  * Any other value from an upstream (prompt results, resource and prompt lists, sampling results):
- * TAG characters stripped from every string, every `_meta` on the way filtered (and dropped when
+ * hidden characters stripped from every string, every `_meta` on the way filtered (and dropped when
  * nothing is left).
  */
 export function sanitizeValue<T>(v: T): T {
@@ -171,5 +167,5 @@ export function sanitizeContents<T extends { contents: unknown[]; _meta?: unknow
 
 /** An error message on its way to a host: no credentials, no hidden characters, at most 4000 characters. */
 export function sanitizeErrorMessage(message: string): string {
-  return capText(redactCredentials(stripTags(message)), 4000);
+  return capText(redactCredentials(stripHidden(message)), 4000);
 }

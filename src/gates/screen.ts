@@ -2,12 +2,21 @@
  * Gate 1, config screening: refuse entries that match the shapes of known attacks before they can
  * run. The IOC blocklist (the June 2026 hermes-0day campaign) anywhere in the entry; the
  * network-egress shape and the persistence shape when the command is a shell interpreter, after
- * unwrapping `env`, `timeout`, `nice`, `nohup`, `stdbuf`, `sudo`, `command`, `exec` and similar
- * wrappers (Hermes skips this unwrapping: its open #63904). A shell behind a wrapper hermit does
- * not know is still found when it is given a command flag (`… sh -c '…'`, `… cmd /c …`).
- * Base64 tokens in a shell payload (PowerShell's `-EncodedCommand`, `echo … | base64 -d | sh`)
- * are decoded and searched too. Pure: argv in, verdict out.
+ * unwrapping wrappers (shell_unwrap.ts). A POSIX shell's payload is read as the shell reads it
+ * (shell_words.ts: quotes and escapes removed, so `c''url` is `curl`): egress is a command that
+ * reaches the network (a path component such as `/opt/nc/server` is not a command) or a
+ * `/dev/tcp/` path; persistence is a write to a login file, SSH keys, cron and the like (reading
+ * is not writing: `source ~/.bashrc` passes, `>> ~/.bashrc` does not). Nested shells,
+ * substitutions, `eval`, `find -exec` and base64 tokens (`echo … | base64 -d | sh`) are followed.
+ * cmd and PowerShell payloads are searched as text, as Hermes does. This is the first line; the
+ * sandbox is the wall, so no attempt is made to out-guess every encoding. Pure: argv in, verdict
+ * out.
  */
+import { commandsRun, installsCrontab, writtenFiles } from "./shell_effects.ts";
+import { ASSIGNMENT, baseName, findShell, splitCommand, unwrap } from "./shell_unwrap.ts";
+import { parseShell, type Redirect, type SimpleCommand } from "./shell_words.ts";
+
+export { SHELL_INTERPRETERS, splitCommand, unwrap } from "./shell_unwrap.ts";
 
 /** Substrings that refuse an entry outright (hermes.md section 15); compared case-insensitively. */
 export const IOC_SUBSTRINGS = [
@@ -18,12 +27,6 @@ export const IOC_SUBSTRINGS = [
   "61.178.123.196",
 ] as const;
 
-/** Hermes's `_SHELL_INTERPRETERS`, plus the other common shells (and `su`/`runuser`, which run one). */
-export const SHELL_INTERPRETERS: readonly string[] = (
-  "bash sh zsh dash fish cmd cmd.exe powershell powershell.exe pwsh pwsh.exe " +
-  "ksh mksh ash csh tcsh bash.exe sh.exe zsh.exe su runuser"
-).split(" ");
-
 /** Hermes's `_EGRESS_PATTERN`, plus PowerShell aliases and .NET clients, Windows download tools, telnet, /dev/udp. */
 export const EGRESS_PATTERN =
   /(?<![\w.-])(?:curl|wget|nc|ncat|socat|telnet|iwr|irm|bitsadmin)(?![\w.-])|\/dev\/(?:tcp|udp)\/|\bInvoke-WebRequest\b|\bInvoke-RestMethod\b|\bStart-BitsTransfer\b|\b(?:System\.)?Net\.(?:WebClient|Http\.HttpClient|Sockets\.TcpClient)\b|\bcertutil\b.*-urlcache|\bopenssl\s+s_client\b/i;
@@ -32,51 +35,6 @@ export const EXFIL_HINT_PATTERN = /\.env\b|--data-binary|--data-raw|\b-X\s+POST\
 /** Hermes's `_PERSISTENCE_PATTERN`, plus the other login files, preload, autostart and scheduled tasks. */
 export const PERSISTENCE_PATTERN =
   /authorized_keys|\.ssh\/|\/etc\/ssh\b|\/etc\/pam\.d\b|pam_[\w-]+\.so|\/etc\/sudoers|\/etc\/cron|crontab\b|\/etc\/rc\.local|\/etc\/systemd|\.bashrc\b|\.bash_profile\b|\.profile\b|\.zshrc\b|\.zprofile\b|\/etc\/profile\b|\/etc\/ld\.so\.preload|\.config\/autostart|\/Library\/Launch(?:Agents|Daemons)|\\CurrentVersion\\Run|\bschtasks\b|\$PROFILE\b/i;
-
-/**
- * Wrappers: their options that take a value, positional operands before the command, and when
- * the rest is itself run by a shell (`always`, or only given one of the `shell` options).
- */
-interface WrapperSpec {
-  valued: string[];
-  positional?: number;
-  shell?: "always" | string[];
-}
-const spec = (valued: string, more: Omit<WrapperSpec, "valued"> = {}): WrapperSpec => ({
-  valued: valued ? valued.split(" ") : [],
-  ...more,
-});
-const WRAPPERS: Record<string, WrapperSpec> = {
-  env: spec("-u --unset -C --chdir -S --split-string"),
-  timeout: spec("-s --signal -k --kill-after", { positional: 1 }),
-  nice: spec("-n --adjustment"),
-  nohup: spec(""),
-  stdbuf: spec("-i -o -e --input --output --error"),
-  sudo: spec(
-    "-u --user -g --group -C --close-from -D --chdir -h --host -p --prompt -r --role -t --type " +
-      "-T --command-timeout -U --other-user",
-    { shell: ["-s", "--shell", "-i", "--login"] },
-  ),
-  doas: spec("-u -C"),
-  command: spec(""),
-  exec: spec("-a"),
-  setsid: spec(""),
-  time: spec("-f --format -o --output"),
-  ionice: spec("-c --class -n --classdata -t"),
-  chrt: spec("", { positional: 1 }),
-  taskset: spec("", { positional: 1 }),
-  chroot: spec("--userspec --groups", { positional: 1 }),
-  unshare: spec(""),
-  nsenter: spec("-t --target"),
-  strace: spec("-o -e -p -s -u -E"),
-  ltrace: spec("-o -e -p -s -u"),
-  xargs: spec("-a --arg-file -d --delimiter -E -I -L -n --max-args -P --max-procs -s --max-chars"),
-  flock: spec("-w --timeout -E --conflict-exit-code", { positional: 1, shell: ["-c", "--command"] }),
-  watch: spec("-n --interval -d", { shell: "always" }),
-  "systemd-run": spec("-p --property -u --unit -E --setenv --working-directory --uid --gid"),
-  caffeinate: spec("-t -w"),
-  busybox: spec(""),
-};
 
 export interface ScreenInput {
   /** The command as written (may hold arguments: Hermes splits it with shlex). */
@@ -91,119 +49,6 @@ export type ScreenVerdict = { refused: false } | {
   shape: "ioc" | "egress" | "persistence";
   reason: string;
 };
-
-function baseName(cmd: string): string {
-  return cmd.split(/[\\/]/).pop()!.toLowerCase();
-}
-
-const isShell = (word: string) => SHELL_INTERPRETERS.includes(baseName(word));
-const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
-/** How a shell is told "run this": `-c`, `-lc`, `/c`, `-Command`, `-EncodedCommand`, … */
-const COMMAND_FLAG = /^(?:-[a-z]*c[a-z]*|--command|\/[ck]|-(?:e|ec|enc|encodedcommand|command)(?:[:=].*)?)$/i;
-
-/**
- * Split a command string roughly as shlex would (quotes, backslash escapes). A backslash is an
- * escape only before a quote, a backslash or white space, so `C:\Windows\cmd.exe` stays a path.
- */
-export function splitCommand(s: string): string[] {
-  const out: string[] = [];
-  let cur = "";
-  let quote: string | undefined;
-  let has = false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i];
-    const escapes = c === "\\" && i + 1 < s.length && /["'\\\s]/.test(s[i + 1]);
-    if (quote) {
-      if (c === quote) quote = undefined;
-      else if (escapes && quote === '"') cur += s[++i];
-      else cur += c;
-    } else if (c === '"' || c === "'") {
-      quote = c;
-      has = true;
-    } else if (escapes) {
-      cur += s[++i];
-      has = true;
-    } else if (/\s/.test(c)) {
-      if (has) out.push(cur);
-      cur = "";
-      has = false;
-    } else {
-      cur += c;
-      has = true;
-    }
-  }
-  if (has) out.push(cur);
-  return out;
-}
-
-/** Drop wrapper programs (and their options, and `NAME=value` prefixes) from the front of argv. */
-export function unwrap(argv: readonly string[]): { argv: string[]; wrappers: string[] } {
-  let rest = skipAssignments([...argv]);
-  const wrappers: string[] = [];
-  for (let guard = 0; guard < 32 && rest.length > 0; guard++) {
-    const name = baseName(rest[0]).replace(/\.exe$/, "");
-    const w = WRAPPERS[name];
-    if (!w) break;
-    wrappers.push(name);
-    rest = rest.slice(1);
-    let viaShell = w.shell === "always";
-    if (name === "env") rest = skipEnv(rest);
-    else {
-      while (rest.length && rest[0].startsWith("-") && rest[0] !== "-") {
-        const opt = rest[0];
-        rest = rest.slice(1);
-        if (opt === "--") break;
-        if (Array.isArray(w.shell) && w.shell.includes(opt)) {
-          viaShell = true;
-          if (opt === "-c" || opt === "--command") break; // what follows is the script
-        } else if (w.valued.includes(opt)) rest = rest.slice(1);
-      }
-      if (w.positional && !(viaShell && name === "flock")) rest = rest.slice(w.positional);
-      if (name === "flock" && rest[0] && /^(?:-c|--command)$/.test(rest[0])) {
-        viaShell = true;
-        rest = rest.slice(1);
-      }
-    }
-    rest = skipAssignments(rest);
-    if (viaShell && rest.length && !isShell(rest[0]) && !WRAPPERS[baseName(rest[0]).replace(/\.exe$/, "")]) {
-      rest = ["sh", "-c", rest.join(" ")];
-    }
-  }
-  return { argv: rest, wrappers };
-}
-
-function skipAssignments(rest: string[]): string[] {
-  let i = 0;
-  while (i < rest.length && ASSIGNMENT.test(rest[i])) i++;
-  return rest.slice(i);
-}
-
-function skipEnv(rest: string[]): string[] {
-  while (rest.length) {
-    const a = rest[0];
-    if (a === "--") return rest.slice(1);
-    if (a === "-S" || a === "--split-string") return splitCommand(rest[1] ?? "").concat(rest.slice(2));
-    if (a.startsWith("--split-string=")) return splitCommand(a.slice(15)).concat(rest.slice(1));
-    // `#!/usr/bin/env -S bash -c …` hands env the whole line as one argument
-    if (/^-[a-zA-Z]*S/.test(a)) return splitCommand(a.slice(a.indexOf("S") + 1)).concat(rest.slice(1));
-    if (["-u", "--unset", "-C", "--chdir"].includes(a)) rest = rest.slice(2);
-    else if (a.startsWith("-") || ASSIGNMENT.test(a)) rest = rest.slice(1);
-    else break;
-  }
-  return rest;
-}
-
-/** The shell and its payload in `argv` (after unwrapping), if a shell runs one. */
-function findShell(argv: readonly string[]): { shell: string; script: string[] } | undefined {
-  if (argv.length && isShell(argv[0])) return { shell: baseName(argv[0]), script: argv.slice(1) };
-  for (let i = 1; i < argv.length; i++) {
-    if (!isShell(argv[i])) continue;
-    for (let j = i + 1; j < argv.length && /^[-/]/.test(argv[j]); j++) {
-      if (COMMAND_FLAG.test(argv[j])) return { shell: baseName(argv[i]), script: argv.slice(i + 1) };
-    }
-  }
-  return undefined;
-}
 
 /** Text hidden in base64 tokens of a payload (UTF-8 or UTF-16LE, as PowerShell encodes it). */
 function decodeBase64Tokens(script: string): string {
@@ -226,35 +71,147 @@ function decodeBase64Tokens(script: string): string {
   return out.join("\n");
 }
 
+type Shape = "egress" | "persistence";
+interface Finding {
+  shape: Shape;
+  /** What matched: `curl`, `/dev/tcp/`, `.bashrc`, … */
+  what: string;
+  /** Found only after decoding base64. */
+  encoded: boolean;
+}
+
+/** Shells whose payload is not POSIX shell (cmd, PowerShell): searched as text, as Hermes does. */
+const TEXT_SHELLS = /^(?:cmd|powershell|pwsh)(?:\.exe)?$/;
+/** How deep nested shells, substitutions and `eval`s are followed. */
+const MAX_DEPTH = 8;
+const DEV_NET = /\/dev\/(?:tcp|udp)\//i;
+/** The egress shape at a command's start: `curl …`, `openssl s_client …`, `certutil … -urlcache`. */
+const EGRESS_COMMAND = new RegExp(`^(?:${EGRESS_PATTERN.source})`, "i");
+/** Words that may stand where a command name does without being one. */
+const RESERVED = new Set(
+  "if then else elif fi do done while until case esac for select function coproc { } ! [[ ]]".split(" "),
+);
+const DECLARERS = new Set(["export", "local", "declare", "typeset", "readonly"]);
+/** A POSIX shell's "run this": `-c`, `-lc`, `-xec`, … */
+const POSIX_COMMAND_FLAG = /^-[a-zA-Z]*c[a-zA-Z]*$/;
+
 function screenArgv(argv: readonly string[]): ScreenVerdict {
   const { argv: inner, wrappers } = unwrap(argv);
   const found = findShell(inner);
   if (!found) return { refused: false };
+  const f = shellFinding(found.shell, found.script, 0);
+  if (!f) return { refused: false };
   const via = wrappers.length ? ` (via ${wrappers.join(", ")})` : "";
-  const plain = found.script.join(" ");
-  const decoded = decodeBase64Tokens(plain);
-  for (const [text, note] of [[plain, ""], [decoded, " (base64-encoded)"]]) {
-    const egress = EGRESS_PATTERN.exec(text);
-    if (egress) {
-      const exfil = EXFIL_HINT_PATTERN.test(text) ? " and exfiltration-shaped arguments" : "";
-      return {
-        refused: true,
-        shape: "egress",
-        reason: `${found.shell}${via} payload has network egress ('${egress[0]}')${note}${exfil}`,
-      };
-    }
-    const persist = PERSISTENCE_PATTERN.exec(text);
-    if (persist) {
-      return {
-        refused: true,
-        shape: "persistence",
-        reason: `${found.shell}${via} payload writes to ${
-          persist[0]
-        }${note} (the hermes-0day backdoor shape)`,
-      };
-    }
+  const note = f.encoded ? " (base64-encoded)" : "";
+  if (f.shape === "egress") {
+    const exfil = EXFIL_HINT_PATTERN.test(found.script.join(" ")) ? " and exfiltration-shaped arguments" : "";
+    return {
+      refused: true,
+      shape: "egress",
+      reason: `${found.shell}${via} payload has network egress ('${f.what}')${note}${exfil}`,
+    };
   }
-  return { refused: false };
+  return {
+    refused: true,
+    shape: "persistence",
+    reason: `${found.shell}${via} payload writes to ${f.what}${note} (the hermes-0day backdoor shape)`,
+  };
+}
+
+/** What a shell run with `args` would do that screening refuses. */
+function shellFinding(shell: string, args: readonly string[], depth: number): Finding | undefined {
+  if (depth > MAX_DEPTH) return undefined;
+  if (TEXT_SHELLS.test(shell)) return textFinding(unescapeText(shell, args.join(" ")));
+  const dev = args.map((a) => DEV_NET.exec(a)).find((m) => m);
+  if (dev) return { shape: "egress", what: dev[0], encoded: false };
+  const flag = args.findIndex((a) => POSIX_COMMAND_FLAG.test(a) || a === "--command");
+  const payload = flag < 0 ? undefined : args.slice(flag + 1).find((a) => !/^[-+]/.test(a));
+  return payload === undefined ? undefined : scriptFinding(payload, depth, false);
+}
+
+/** cmd's `^` and PowerShell's backtick escape letters; an empty pair of quotes joins words. */
+function unescapeText(shell: string, text: string): string {
+  const joined = text.replace(/""|''/g, "");
+  return shell.startsWith("cmd") ? joined.replace(/\^(.)/g, "$1") : joined.replace(/`([A-Za-z])/g, "$1");
+}
+
+/** cmd and PowerShell payloads: the shapes anywhere in the text, then in its base64 tokens. */
+function textFinding(text: string): Finding | undefined {
+  for (const [t, encoded] of [[text, false], [decodeBase64Tokens(text), true]] as const) {
+    const egress = EGRESS_PATTERN.exec(t);
+    if (egress) return { shape: "egress", what: egress[0], encoded };
+    const persist = PERSISTENCE_PATTERN.exec(t);
+    if (persist) return { shape: "persistence", what: persist[0], encoded };
+  }
+  return undefined;
+}
+
+/** A POSIX shell script: each simple command, each substitution, and what hides in base64. */
+function scriptFinding(script: string, depth: number, encoded: boolean): Finding | undefined {
+  if (depth > MAX_DEPTH) return undefined;
+  const parsed = parseShell(script);
+  const vars = new Map<string, string>();
+  for (const c of parsed.commands) {
+    const f = commandFinding(c, vars, depth, encoded);
+    if (f) return f;
+  }
+  for (const sub of parsed.substitutions) {
+    const f = scriptFinding(sub, depth + 1, encoded);
+    if (f) return f;
+  }
+  const decoded = encoded ? "" : decodeBase64Tokens(script);
+  return decoded ? scriptFinding(decoded, depth + 1, true) : undefined;
+}
+
+function commandFinding(
+  c: SimpleCommand,
+  vars: Map<string, string>,
+  depth: number,
+  encoded: boolean,
+): Finding | undefined {
+  // variables the script itself set (`F=~/.bashrc; echo x >> $F`) are followed
+  const expand = (w: string) =>
+    w.replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, (m, name: string) => vars.get(name) ?? m);
+  let words = c.words.map(expand);
+  const redirects = c.redirects.map((r) => ({ op: r.op, target: expand(r.target) }));
+  const dev = [...words, ...redirects.map((r) => r.target)].map((w) => DEV_NET.exec(w)).find((m) => m);
+  if (dev) return { shape: "egress", what: dev[0], encoded };
+  while (words.length && RESERVED.has(words[0])) words = words.slice(1);
+  const assign = (w: string) => vars.set(w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1));
+  while (words.length && ASSIGNMENT.test(words[0])) assign(words.shift()!);
+  if (words.length && DECLARERS.has(words[0])) {
+    words.slice(1).filter((w) => ASSIGNMENT.test(w)).forEach(assign);
+    words = [];
+  }
+  return argvFinding(unwrap(words).argv, redirects, depth, encoded);
+}
+
+function argvFinding(
+  argv: readonly string[],
+  redirects: readonly Redirect[],
+  depth: number,
+  encoded: boolean,
+): Finding | undefined {
+  for (const target of writtenFiles(argv, redirects)) {
+    const persist = PERSISTENCE_PATTERN.exec(`${target}/`); // a directory written into: `-t ~/.ssh`
+    if (persist) return { shape: "persistence", what: persist[0], encoded };
+  }
+  if (!argv.length || depth > MAX_DEPTH) return undefined;
+  if (installsCrontab(argv)) return { shape: "persistence", what: "crontab", encoded };
+  const shell = findShell(argv);
+  if (shell) {
+    const f = shellFinding(shell.shell, shell.script, depth + 1);
+    if (f) return { ...f, encoded: f.encoded || encoded };
+  }
+  const name = baseName(argv[0]).replace(/\.exe$/, "");
+  const egress = EGRESS_COMMAND.exec([name, ...argv.slice(1)].join(" "));
+  if (egress) return { shape: "egress", what: egress[0], encoded };
+  if (name === "eval") return scriptFinding(argv.slice(1).join(" "), depth + 1, encoded);
+  for (const sub of commandsRun(argv)) {
+    const f = argvFinding(unwrap(sub).argv, [], depth + 1, encoded);
+    if (f) return f;
+  }
+  return undefined;
 }
 
 export function screen(input: ScreenInput): ScreenVerdict {

@@ -1,15 +1,48 @@
 /**
- * Gate 5, trust tiers. On an `untrusted` server every tool that does not declare
- * `readOnlyHint: true` needs the user's approval before it runs (before a lazy spawn too). The
- * approval is an MCP elicitation asking a yes/no question; only an explicit "accept" with the
- * box ticked counts. Pure: the decision, the question and the reading of the answer.
+ * Gate 5, trust tiers. What hermit believes about a tool: on an `untrusted` server a tool is
+ * read-only only when the manifest says so (`read_only_tools` on its entry); the server's own
+ * `readOnlyHint` is shown, never believed (the MCP spec: annotations from untrusted servers are
+ * untrusted). Every tool hermit does not believe read-only needs the user's approval before it
+ * runs (before a lazy spawn too), is never retried after a lost connection, and is never presented
+ * to hosts as read-only (hosts auto-approve read-only tools). The approval is an MCP elicitation
+ * asking a yes/no question; only an explicit "accept" with the box ticked counts. Pure: the
+ * belief, the decision, the question and the reading of the answer.
  */
-import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ElicitRequest, ElicitResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Trust } from "../manifest/types.ts";
 
-/** The trust table, frozen by a literal pin test. */
-export function needsApproval(trust: Trust, readOnlyHint: unknown): boolean {
-  return trust === "untrusted" && readOnlyHint !== true;
+/** One upstream tool as its server describes it and as the manifest speaks of it. */
+export interface ReadOnlyEvidence {
+  trust: Trust;
+  /** The manifest declares it read-only (its raw name matches the entry's `read_only_tools`). */
+  declared: boolean;
+  /** The server's own `annotations.readOnlyHint`: any value, only `true` counts, only when trusted. */
+  hint: unknown;
+}
+
+/**
+ * The one rule: read-only when the manifest declares it, or when a fully trusted server says so.
+ * The catalog, the upstream's at-most-once retry and the relay (through the `readOnlyHint` hosts
+ * are shown) all follow this value.
+ */
+export function believedReadOnly(e: ReadOnlyEvidence): boolean {
+  return e.declared || (e.trust === "full" && e.hint === true);
+}
+
+/** The trust table, frozen by a literal pin test: `readOnly` is the believed flag. */
+export function needsApproval(trust: Trust, readOnly: unknown): boolean {
+  return trust === "untrusted" && readOnly !== true;
+}
+
+/**
+ * A tool as hosts see it: `annotations.readOnlyHint` says what hermit believes, so a server's
+ * unbelieved claim never reaches a host (or a relay deciding what to retry) as read-only.
+ * Annotations are left as they were when they agree.
+ */
+export function presentTool(tool: Tool, readOnly: boolean): Tool {
+  const claimed = tool.annotations?.readOnlyHint === true;
+  if (claimed === readOnly) return tool;
+  return { ...tool, annotations: { ...tool.annotations, readOnlyHint: readOnly } };
 }
 
 /** Anything but `full` is untrusted: unknown values fail closed. */

@@ -1,25 +1,12 @@
 /**
- * The only code that writes users' files for deploy and convert: atomic replacement (a temporary
- * file in the same directory, then rename, keeping the old file's mode and following a symlink to
+ * The only code that writes users' files for deploy and convert: atomic replacement (hermit's one
+ * atomic-write helper, in its users'-files form: the old file's mode kept, a symlink followed to
  * its target), the directories a write had to create (so `--remove` can take them away again),
  * a backup copy of what was there, and deletion.
  */
-import {
-  closeSync,
-  fsyncSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  rmdirSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
+import { lstatSync, mkdirSync, readFileSync, rmdirSync, unlinkSync } from "node:fs";
 import path from "node:path";
-import process from "node:process";
+import { replacedPath, writeFileAtomic } from "../platform/atomic_write.ts";
 
 export function readBytes(file: string): Uint8Array | undefined {
   try {
@@ -51,34 +38,14 @@ export function makeDirs(dir: string): string[] {
   return missing;
 }
 
-/** Write `content` to `file` atomically; returns the directories that had to be created. */
-export function writeAtomic(file: string, content: Uint8Array, mode?: number): string[] {
-  let target = file;
-  let keepMode = mode;
-  try {
-    target = realpathSync(file);
-    keepMode = statSync(target).mode & 0o7777;
-  } catch { /* a new file */ }
-  const created = makeDirs(path.dirname(target));
-  const temp = path.join(
-    path.dirname(target),
-    `.${path.basename(target)}.hermit-${process.pid}-${Math.random().toString(36).slice(2, 8)}.tmp`,
-  );
-  const fd = openSync(temp, "wx", keepMode ?? 0o644);
-  try {
-    writeSync(fd, content);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    renameSync(temp, target);
-  } catch (err) {
-    try {
-      unlinkSync(temp);
-    } catch { /* gone */ }
-    throw err;
-  }
+/**
+ * Write `content` to `file` atomically, keeping its mode and following a symlink to its target;
+ * returns the directories that had to be created. A new file gets `mode` (default 0644) under the
+ * umask.
+ */
+export function writeAtomic(file: string, content: Uint8Array, mode = 0o644): string[] {
+  const created = makeDirs(path.dirname(replacedPath(file)));
+  writeFileAtomic(file, content, { mode, preserve: true });
   return created;
 }
 

@@ -9,7 +9,7 @@
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { Document, isScalar, parse, visit } from "yaml";
-import { HIDDEN_UNICODE } from "../gates/scan.ts";
+import { CANDIDATE as HIDDEN, CANDIDATES as HIDDEN_ALL } from "../gates/unicode.ts";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { definitionOf, hashDefinition } from "./definition.ts";
 import { type Lock, LOCK_FILE, LOCK_FORMAT, type LockedServer, type LockState } from "./types.ts";
@@ -123,9 +123,6 @@ function sortDeep(v: unknown): unknown {
   );
 }
 
-const HIDDEN = new RegExp(HIDDEN_UNICODE.map((h) => h.pattern.source).join("|"), "u");
-const HIDDEN_ALL = new RegExp(HIDDEN.source, "gu");
-
 /** Pure: the lock as the text `hermit lock` writes. */
 export function renderLock(lock: Lock): string {
   const body = {
@@ -172,5 +169,5 @@ export function renderLock(lock: Lock): string {
 
 /** Write the lock beside hermit.yaml, atomically (0644: it is meant to be committed). */
 export function writeLock(adapterDir: string, lock: Lock): void {
-  writeFileAtomic(lockPath(adapterDir), renderLock(lock), 0o644);
+  writeFileAtomic(lockPath(adapterDir), renderLock(lock), { mode: 0o644 });
 }

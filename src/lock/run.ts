@@ -14,7 +14,7 @@ import { refusalLine, screenManifest } from "../gates/screen_manifest.ts";
 import { contextFrom, interpolate } from "../manifest/interpolate.ts";
 import type { Manifest, Upstream } from "../manifest/types.ts";
 import { withGateway } from "../mcp/diagnostics.ts";
-import type { UpstreamConnection } from "../mcp/upstream.ts";
+import type { LiveUpstream } from "../mcp/gateway.ts";
 import { buildLock, compareLocks, type LiveServer, type LockChanges } from "./build.ts";
 import { readLockState } from "./file.ts";
 import { isPinnable, packageOf } from "./packages.ts";
@@ -56,11 +56,11 @@ export async function collectLock(m: Manifest, opts: CollectOptions): Promise<Lo
   const notes: string[] = [];
   const live: LiveServer[] = [];
   await withGateway(scoped, opts.verbose ?? false, async (g) => {
-    // a lazy upstream answered from the schema cache: the lock needs it live
-    await Promise.all([...g.upstreams.values()].filter((u) => u.fromCache).map((u) => u.start()));
+    // a lazy upstream answered from the schema cache: the lock needs it live (liveUpstreams starts it)
+    const running = new Map((await g.liveUpstreams()).map((u) => [u.name, u]));
     for (const u of chosen) {
-      const conn = g.upstreams.get(u.name);
-      if (!conn || conn.state !== "connected") {
+      const conn = running.get(u.name);
+      if (!conn || !conn.connected) {
         failures.push({ server: u.name, why: conn?.lastError ?? "it did not start" });
         continue;
       }
@@ -81,7 +81,7 @@ export async function collectLock(m: Manifest, opts: CollectOptions): Promise<Lo
 function liveServer(
   m: Manifest,
   u: Upstream,
-  conn: UpstreamConnection,
+  conn: LiveUpstream,
   env: Readonly<Record<string, string | undefined>>,
   notes: string[],
 ): LiveServer {

@@ -4,10 +4,10 @@
  * line per problem (exit 2) and nothing else escapes; a missing or unreadable file is a plain
  * usage `HermitError` (exit 2).
  */
-import { readFileSync } from "node:fs";
 import { LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
 import { Exit, HermitError } from "../errors.ts";
+import { describeBytes, FileTooLarge, MiB, readTextCapped } from "../platform/read_capped.ts";
 import { formatIssue, formatPath, type LocatedIssue, type PathSeg, quote, SourceMap } from "./locate.ts";
 import { yamlSyntaxIssue } from "./yaml_errors.ts";
 import { suggest } from "./names.ts";
@@ -19,6 +19,8 @@ import type { Manifest } from "./types.ts";
 export { displayPath, MANIFEST_FILE, resolveManifestPath } from "./paths.ts";
 
 const MAX_REPORTED = 20;
+/** A manifest is a few kilobytes; past this it is refused before parsing (a 100 MB one took GBs). */
+export const MAX_MANIFEST_BYTES = 1 * MiB;
 
 export class ManifestError extends HermitError {
   readonly issues: LocatedIssue[];
@@ -52,17 +54,29 @@ export interface LoadedManifest {
 
 export function loadManifestWithSource(target: string): LoadedManifest {
   const { file, dir } = resolveManifestPath(target);
-  let text: string;
+  return parseManifest(readManifestText(file, dir), file, dir);
+}
+
+/** The manifest's text, at most `MAX_MANIFEST_BYTES`; a usage error when missing, unreadable or huge. */
+function readManifestText(file: string, dir: string): string {
   try {
-    text = readFileSync(file, "utf8");
+    return readTextCapped(file, MAX_MANIFEST_BYTES);
   } catch (err) {
+    if (err instanceof FileTooLarge) {
+      const size = err.size === undefined ? "more than that" : `${err.size} bytes`;
+      throw new HermitError(
+        `${displayPath(file)}: too large (${size}); a manifest may be at most ${
+          describeBytes(MAX_MANIFEST_BYTES)
+        }: keep data out of hermit.yaml`,
+        Exit.usage,
+      );
+    }
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === "ENOENT"
       ? `not found; create one with 'hermit init ${displayPath(dir)}'`
       : `cannot be read (${code ?? "error"})`;
     throw new HermitError(`${displayPath(file)}: ${why}`, Exit.usage);
   }
-  return parseManifest(text, file, dir);
 }
 
 /** Pure: the manifest in `text` (with its source positions), or a `ManifestError`. */

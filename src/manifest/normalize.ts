@@ -196,6 +196,7 @@ function upstream(
     rename,
     prefix: u.prefix ?? "",
     trust,
+    readOnlyTools: list(u.read_only_tools) ?? [],
     trustWritten,
     auth: u.auth,
     oauth: {

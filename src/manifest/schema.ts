@@ -108,6 +108,10 @@ export const upstreamSchema = z.strictObject({
   }).optional(),
   prefix: str("a string").optional(),
   trust: z.string({ error: "must be full or untrusted" }).optional(),
+  read_only_tools: z.union([z.string(), stringList], {
+    error:
+      "must be a tool name, a glob, or a list of them (the server's own names), e.g. read_only_tools: [read_*]",
+  }).optional(),
   auth: z.enum(["oauth"], { error: "must be oauth (put static tokens in headers:)" }).optional(),
   oauth: oauthSchema.optional(),
   sampling: samplingSchema.optional(),

@@ -70,6 +70,11 @@ export interface Upstream {
   rename: Record<string, string>;
   prefix: string;
   trust: Trust;
+  /**
+   * fnmatch globs on the server's own tool names that the manifest declares read-only: on an
+   * untrusted server the only way a tool counts as read-only (gate 5).
+   */
+  readOnlyTools: string[];
   /** The value as written, when it was not `full` or `untrusted`. */
   trustWritten?: string;
   auth?: "oauth";

@@ -10,6 +10,8 @@
 import type { ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { sanitizeValue } from "../gates/sanitize.ts";
 import type { ScanFinding } from "../gates/scan.ts";
+import { believedReadOnly, presentTool } from "../gates/trust.ts";
+import { matchesAny } from "../manifest/names.ts";
 import type { CommandTool, Manifest, Trust, Upstream } from "../manifest/types.ts";
 import type { UpstreamTool } from "./upstream_tools.ts";
 
@@ -17,7 +19,10 @@ export interface CatalogEntry {
   name: string;
   tool: Tool;
   source: { kind: "command"; tool: CommandTool } | { kind: "upstream"; server: string; raw: string };
+  /** What hermit believes (gate 5): approvals, retries and what hosts are shown follow it. */
   readOnly: boolean;
+  /** What the server itself claims (`readOnlyHint: true`), shown by `hermit tools`, not believed. */
+  claimsReadOnly: boolean;
   trust: Trust;
   findings: ScanFinding[];
 }
@@ -88,17 +93,34 @@ function commandEntry(t: CommandTool): CatalogEntry {
     tool: commandToolDefinition(t),
     source: { kind: "command", tool: t },
     readOnly: t.readOnly,
+    claimsReadOnly: t.readOnly,
     trust: "full",
     findings: [],
+  };
+}
+
+/**
+ * An upstream tool as hosts see it: hidden characters and reserved `_meta` gone (gate 4), its
+ * exported name, and `readOnlyHint` saying what hermit believes (gate 5).
+ */
+export function upstreamToolView(
+  u: Upstream,
+  t: UpstreamTool,
+): { tool: Tool; readOnly: boolean; claimsReadOnly: boolean } {
+  const hint = t.tool.annotations?.readOnlyHint;
+  const readOnly = believedReadOnly({ trust: u.trust, declared: matchesAny(t.raw, u.readOnlyTools), hint });
+  return {
+    tool: presentTool(sanitizeValue({ ...t.tool, name: t.exported }) as Tool, readOnly),
+    readOnly,
+    claimsReadOnly: hint === true,
   };
 }
 
 function upstreamEntry(u: ListedUpstream, t: UpstreamTool, findingsOf: FindingsOf): CatalogEntry {
   return {
     name: t.exported,
-    tool: sanitizeValue({ ...t.tool, name: t.exported }) as Tool,
+    ...upstreamToolView(u.config, t),
     source: { kind: "upstream", server: u.config.name, raw: t.raw },
-    readOnly: t.tool.annotations?.readOnlyHint === true,
     trust: u.config.trust,
     findings: findingsOf(u.config.name, t.tool),
   };

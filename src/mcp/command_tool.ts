@@ -36,7 +36,9 @@ export function validateArguments(t: CommandTool, args: unknown): string | undef
 }
 
 /** Screening refused the tool after interpolation, right before the spawn. */
-export class CommandRefused extends Error {}
+export class CommandRefused extends Error {
+  override name = "CommandRefused";
+}
 
 const errorResult = (text: string): CallToolResult => ({ isError: true, content: [{ type: "text", text }] });
 

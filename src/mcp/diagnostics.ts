@@ -40,7 +40,10 @@ export interface ToolRow {
   source: string;
   raw?: string;
   trust: "full" | "untrusted";
+  /** What hermit believes (gate 5). */
   readOnly: boolean;
+  /** What the tool's server claims (its `readOnlyHint`); on an untrusted server, not believed. */
+  claimsReadOnly: boolean;
   description: string;
   findings: ScanFinding[];
 }
@@ -63,6 +66,7 @@ export function effectiveTools(manifest: Manifest, verbose = false): Promise<Too
       raw: e.source.kind === "upstream" ? e.source.raw : undefined,
       trust: e.trust,
       readOnly: e.readOnly,
+      claimsReadOnly: e.claimsReadOnly,
       description: e.tool.description ?? "",
       findings: e.findings,
     })),
@@ -127,17 +131,12 @@ function refuseUnservable(gateway: Gateway, manifest: Manifest, tool: string): v
   );
   const refusal = gateway.refusals.find((r) => servers.includes(r.where));
   if (refusal) throw new HermitError(refusalLine(refusal), Exit.refused);
-  for (const where of servers) {
-    const u = gateway.upstreams.get(where.replace(/^mcp_servers\./, ""));
-    if (u?.state === "stopped" && u.lastError?.startsWith("refused:")) {
-      throw new HermitError(u.lastError, Exit.refused);
-    }
-  }
-  // withheld by hermit.lock: the gateway refuses the call with the lock's line (exit 4)
-  const held = [...gateway.upstreams.values()].some((u) =>
-    u.tools.some((t) => t.exported === tool && gateway.lock.judge(u.name, t))
+  const refusedAtSpawn = gateway.upstreamStatus().find((u) =>
+    u.refused && servers.includes(`mcp_servers.${u.name}`)
   );
-  if (held) return;
+  if (refusedAtSpawn) throw new HermitError(refusedAtSpawn.lastError ?? "refused", Exit.refused);
+  // withheld by hermit.lock: the gateway refuses the call with the lock's line (exit 4)
+  if (gateway.withheld(tool)) return;
   // exported but not served (its server is down, needs a login, …): say why
   const missing = gateway.selfCheck().missing.find((m) => m.name === tool);
   if (missing) throw new HermitError(`${tool} is not available: ${missing.why}`, Exit.unexpected);

@@ -22,17 +22,19 @@ import { type Refusal, refusalLine, screenManifest } from "../gates/screen_manif
 import { needsApproval } from "../gates/trust.ts";
 import { log } from "../log.ts";
 import type { CommandTool, Manifest, Upstream } from "../manifest/types.ts";
-import { CommandRefused, type CommandToolContext, runCommandTool } from "./command_tool.ts";
+import { CommandRefused, runCommandTool } from "./command_tool.ts";
 import { activeSources } from "./catalog.ts";
 import { capabilitiesOf, Catalog, type CatalogEntry, type SelfCheck } from "./gateway_catalog.ts";
 import { ContentRouter } from "./gateway_content.ts";
 import { askApproval, type CallContext, ServerRequests, type SessionPeer } from "./gateway_requests.ts";
 import { defaultSchemaCache, type SchemaCache } from "./schema_cache.ts";
-import { UpstreamConnection, type UpstreamOwner } from "./upstream.ts";
+import { UpstreamConnection, type UpstreamOwner, type UpstreamStatus } from "./upstream.ts";
 import { type Clock, realClock } from "./upstream_lifecycle.ts";
+import type { UpstreamTool } from "./upstream_tools.ts";
 import type { BuiltTransport } from "./upstream_transport.ts";
 import { Transports } from "./gateway_transports.ts";
 import { LockGate, type LockMode } from "../lock/gate.ts";
+import type { Withheld } from "../lock/verdict.ts";
 import { shellQuote } from "../platform/shell_quote.ts";
 
 export type { CallContext, SessionPeer } from "./gateway_requests.ts";
@@ -64,16 +66,27 @@ export const REFUSED_META = `${HERMIT_META_PREFIX}refused`;
 
 type ChangeKind = "tools" | "prompts" | "resources";
 
-export class Gateway implements UpstreamOwner {
+/** An upstream as `liveUpstreams` describes it. */
+export interface LiveUpstream {
+  name: string;
+  connected: boolean;
+  lastError?: string;
+  tools: readonly UpstreamTool[];
+  serverInfo?: { name: string; version: string };
+  pid?: number;
+}
+
+export class Gateway {
   readonly manifest: Manifest;
   readonly refusals: Refusal[];
   readonly safeMode: boolean;
-  readonly upstreams = new Map<string, UpstreamConnection>();
-  readonly commandTools = new Map<string, CommandTool>();
-  readonly requests: ServerRequests;
-  readonly content = new ContentRouter(() => this.upstreams.values());
-  readonly clock: Clock;
-  readonly schemaCache?: SchemaCache;
+  /** The upstream connections and the command tools: reached only through this class's methods. */
+  readonly #upstreams = new Map<string, UpstreamConnection>();
+  readonly #commandTools = new Map<string, CommandTool>();
+  readonly #requests: ServerRequests;
+  readonly content = new ContentRouter(() => this.#upstreams.values());
+  readonly #schemaCache?: SchemaCache;
+  /** hermit.lock (gate 9): what it withholds, and the package versions it pins at spawn. */
   readonly lock: LockGate;
   readonly #catalog: Catalog;
   readonly #opts: GatewayOptions;
@@ -95,15 +108,21 @@ export class Gateway implements UpstreamOwner {
       onChange: () => this.#emit("tools"),
     });
     this.#transports = new Transports(manifest, { ...opts, env: this.#env, pin: (u) => this.lock.pinFor(u) });
-    this.clock = opts.clock ?? realClock;
     const platform = opts.platform ?? process.platform;
-    this.schemaCache = opts.schemaCache === null ? undefined : opts.schemaCache ??
+    this.#schemaCache = opts.schemaCache === null ? undefined : opts.schemaCache ??
       defaultSchemaCache(manifest.dir, platform, this.#env);
     this.safeMode = safeMode(this.#env);
     this.refusals = screenManifest(manifest);
-    this.requests = new ServerRequests(this);
+    this.#requests = new ServerRequests((server) => this.#upstreams.get(server)?.config);
     this.#catalog = new Catalog(
-      this,
+      {
+        manifest,
+        commandTools: this.#commandTools,
+        upstreams: this.#upstreams,
+        refusals: this.refusals,
+        safeMode: this.safeMode,
+        lock: this.lock,
+      },
       (where, findings) => this.#reportScan(where, findings),
       (name, sources) =>
         this.#once(
@@ -120,8 +139,9 @@ export class Gateway implements UpstreamOwner {
     }
     for (const r of this.refusals) log.error(refusalLine(r));
     const active = activeSources(manifest, this.refusals.map((r) => r.where), false);
-    for (const u of active.upstreams) this.upstreams.set(u.name, new UpstreamConnection(u, this));
-    for (const t of active.commandTools) this.commandTools.set(t.name, t);
+    const owner = this.#upstreamOwner(opts.clock ?? realClock);
+    for (const u of active.upstreams) this.#upstreams.set(u.name, new UpstreamConnection(u, owner));
+    for (const t of active.commandTools) this.#commandTools.set(t.name, t);
   }
 
   /**
@@ -131,15 +151,15 @@ export class Gateway implements UpstreamOwner {
   async start(waitMs = 30_000): Promise<void> {
     this.lock.watch();
     const connecting: Promise<void>[] = [];
-    for (const u of this.upstreams.values()) {
-      const cached = u.config.lazy ? this.schemaCache?.get(u.config) : undefined;
+    for (const u of this.#upstreams.values()) {
+      const cached = u.config.lazy ? this.#schemaCache?.get(u.config) : undefined;
       if (cached) u.startFromCache(cached);
       else connecting.push(u.start());
     }
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([Promise.allSettled(connecting), new Promise((r) => (timer = setTimeout(r, waitMs)))]);
     clearTimeout(timer);
-    for (const u of this.upstreams.values()) {
+    for (const u of this.#upstreams.values()) {
       if (u.instructions) {
         this.#reportScan(`mcp_servers.${u.name}`, scanText("initialize.instructions", u.instructions));
       }
@@ -150,7 +170,12 @@ export class Gateway implements UpstreamOwner {
 
   async stop(): Promise<void> {
     this.lock.stop();
-    await Promise.all([...this.upstreams.values()].map((u) => u.stop()));
+    await Promise.all([...this.#upstreams.values()].map((u) => u.stop()));
+  }
+
+  /** Why hermit.lock withholds the exported tool `name` right now, if it does. */
+  withheld(name: string): Withheld | undefined {
+    return this.#catalog.withheld(name);
   }
 
   /** A host session starts using the gateway; the returned function detaches it. */
@@ -166,7 +191,7 @@ export class Gateway implements UpstreamOwner {
   async setLogLevel(peer: SessionPeer, level: LoggingLevel): Promise<void> {
     peer.logLevel = level;
     await Promise.all(
-      [...this.upstreams.values()].filter((u) => u.capabilities?.logging && u.state === "connected").map((
+      [...this.#upstreams.values()].filter((u) => u.capabilities?.logging && u.state === "connected").map((
         u,
       ) => u.withClient((c) => c.setLoggingLevel(level)).catch(() => {})),
     );
@@ -205,8 +230,29 @@ export class Gateway implements UpstreamOwner {
     return this.catalog().map((e) => e.tool);
   }
 
+  /** Each upstream's state, for `status`, `/health` and why a tool is not served. */
+  /**
+   * What each upstream runs right now, for `hermit lock` and the catalog test: lazy ones started
+   * first (a cached listing is not what runs). Facts about each connection, never the connection.
+   */
+  async liveUpstreams(): Promise<LiveUpstream[]> {
+    await Promise.all([...this.#upstreams.values()].filter((u) => u.fromCache).map((u) => u.start()));
+    return [...this.#upstreams.values()].map((u) => ({
+      name: u.name,
+      connected: u.state === "connected",
+      lastError: u.lastError,
+      tools: u.tools,
+      serverInfo: u.serverInfo,
+      pid: u.pid,
+    }));
+  }
+
+  upstreamStatus(): UpstreamStatus[] {
+    return [...this.#upstreams.values()].map((u) => u.status());
+  }
+
   capabilities(): ServerCapabilities {
-    return capabilitiesOf(this.manifest, this.upstreams.values());
+    return capabilitiesOf(this.manifest, this.#upstreams.values());
   }
 
   async callTool(
@@ -230,7 +276,9 @@ export class Gateway implements UpstreamOwner {
     if (source.kind === "command") {
       try {
         return {
-          result: sanitizeResult(await runCommandTool(source.tool, args, this.commandContext(), ctx.signal)),
+          result: sanitizeResult(
+            await runCommandTool(source.tool, args, this.#transports.commandContext(), ctx.signal),
+          ),
           refused: false,
         };
       } catch (err) {
@@ -238,13 +286,13 @@ export class Gateway implements UpstreamOwner {
         return refusedOutcome(err.message);
       }
     }
-    const upstream = this.upstreams.get(source.server)!;
+    const upstream = this.#upstreams.get(source.server)!;
     // the trust gate comes before anything touches the upstream, a lazy spawn included
     if (needsApproval(entry.trust, entry.readOnly)) {
       const refusal = await askApproval(upstream.config, name, args, ctx);
       if (refusal) return refusedOutcome(refusal);
     }
-    const release = this.requests.enter(source.server, ctx);
+    const release = this.#requests.enter(source.server, ctx);
     try {
       const result = await upstream.callTool(source.raw, args, {
         signal: ctx.signal,
@@ -291,42 +339,28 @@ export class Gateway implements UpstreamOwner {
     }
   }
 
-  commandContext(): CommandToolContext {
-    return this.#transports.commandContext();
-  }
-
-  // UpstreamOwner
-  openTransport(u: Upstream): BuiltTransport {
-    return this.#transports.open(u);
-  }
-  credentialsStamp(u: Upstream): string | undefined {
-    return this.#transports.credentialsStamp(u);
-  }
-  onToolsChanged(): void {
-    this.#emit("tools");
-  }
-  onPromptsChanged(): void {
-    this.#emit("prompts");
-  }
-  onResourcesChanged(): void {
-    this.#emit("resources");
-  }
-  onStderrLine(server: string, line: string): void {
-    const text = `[${server}] ${line}`;
-    if ((this.#opts.stderrLevel ?? "info") === "info") log.info(text);
-    else log.debug(text);
-  }
-  handleServerRequest(
-    server: string,
-    method: string,
-    params: unknown,
-    signal: AbortSignal,
-  ): Promise<unknown> {
-    return this.requests.handle(server, method, params, signal);
-  }
-  onNotification(server: string, method: string, params: Record<string, unknown>): void {
-    if (method === "notifications/resources/updated") this.content.updated(params);
-    else this.requests.route(server, method, params, this.#sessions);
+  /** What each upstream connection gets from the gateway; not reachable from outside. */
+  #upstreamOwner(clock: Clock): UpstreamOwner {
+    return {
+      clock,
+      schemaCache: this.#schemaCache,
+      openTransport: (u: Upstream): BuiltTransport => this.#transports.open(u),
+      credentialsStamp: (u: Upstream) => this.#transports.credentialsStamp(u),
+      onToolsChanged: () => this.#emit("tools"),
+      onPromptsChanged: () => this.#emit("prompts"),
+      onResourcesChanged: () => this.#emit("resources"),
+      onStderrLine: (server, line) => {
+        const text = `[${server}] ${line}`;
+        if ((this.#opts.stderrLevel ?? "info") === "info") log.info(text);
+        else log.debug(text);
+      },
+      handleServerRequest: (server, method, params, signal) =>
+        this.#requests.handle(server, method, params, signal),
+      onNotification: (server, method, params) => {
+        if (method === "notifications/resources/updated") this.content.updated(params);
+        else this.#requests.route(server, method, params, this.#sessions);
+      },
+    };
   }
 }
 
@@ -341,5 +375,6 @@ function refusedOutcome(text: string): CallOutcome {
 export class UnknownTool extends Error {
   constructor(readonly tool: string, readonly exported: boolean) {
     super(exported ? `tool '${tool}' is exported but not available right now` : `unknown tool '${tool}'`);
+    this.name = "UnknownTool";
   }
 }

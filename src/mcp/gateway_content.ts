@@ -1,7 +1,8 @@
 /**
  * Resources and prompts of the upstream servers, passed through when the server advertises them
  * and its manifest entry allows them (`tools.resources`, `tools.prompts`, both on by default).
- * Lists are merged across servers; reads and gets go to the server that listed the item.
+ * Lists are merged across servers; reads, subscriptions and gets go to the one server that owns
+ * the item (listed it, or a template of its matches it), never to the others when it fails.
  * Everything returned is sanitized (gate 4) and prompt descriptions are scanned (gate 3).
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -15,6 +16,7 @@ import type {
   ReadResourceResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import { sanitizeContents, sanitizeErrorMessage, sanitizeValue } from "../gates/sanitize.ts";
 import { mcpMessageOf, messageOf } from "../errors.ts";
 import { scanPrompt } from "../gates/scan.ts";
@@ -28,6 +30,8 @@ type Kind = "resources" | "prompts";
 export class ContentRouter {
   readonly #upstreams: () => Iterable<UpstreamConnection>;
   readonly #resourceOwner = new Map<string, string>();
+  /** Each server's resource templates, from the last listing: a URI they match is theirs. */
+  readonly #templates = new Map<string, UriTemplate[]>();
   readonly #promptOwner = new Map<string, string>();
   readonly #warned = new Set<string>();
   /** uri → the host sessions subscribed to it (each upstream gets one subscription per uri). */
@@ -85,25 +89,29 @@ export class ContentRouter {
       const r = await c.listResourceTemplates(cursor ? { cursor } : undefined);
       return { items: r.resourceTemplates, next: r.nextCursor };
     });
+    for (const [u, items] of per) {
+      this.#templates.set(
+        u.name,
+        items.flatMap((t) => {
+          try {
+            return [new UriTemplate(t.uriTemplate)];
+          } catch {
+            return []; // not a template the SDK can read: it claims nothing
+          }
+        }),
+      );
+    }
     return { resourceTemplates: per.flatMap(([, items]) => items.map((t) => sanitizeValue(t))) };
   }
 
+  /** A read goes to the one server that owns the URI, and only to it: a failure is its answer. */
   async readResource(uri: string): Promise<ReadResourceResult> {
-    const owner = this.#resourceOwner.get(uri);
-    const candidates = this.#serving("resources").sort((a, b) =>
-      Number(b.name === owner) - Number(a.name === owner)
-    );
-    let lastError: unknown;
-    for (const u of candidates) {
-      try {
-        return sanitizeContents(await u.withClient((c) => c.readResource({ uri })));
-      } catch (err) {
-        lastError = err;
-      }
+    const owner = await this.#ownerOf(uri);
+    try {
+      return sanitizeContents(await owner.withClient((c) => c.readResource({ uri })));
+    } catch (err) {
+      throw cleanError(err);
     }
-    throw lastError
-      ? cleanError(lastError)
-      : new McpError(ErrorCode.InvalidParams, `unknown resource ${uri}`);
   }
 
   /** With `runningOnly` (the start-up scan), upstreams not started yet are not started for it. */
@@ -202,12 +210,25 @@ export class ContentRouter {
     for (const peer of subs ?? []) void peer.notify("notifications/resources/updated", clean).catch(() => {});
   }
 
+  /**
+   * The server a URI belongs to: the one that listed it, else the one whose resource template
+   * matches it (first in manifest order), else the only server with resources. Never a guess
+   * among several: an unknown URI is an error, not a question put to every server.
+   */
   async #ownerOf(uri: string): Promise<UpstreamConnection> {
-    if (!this.#resourceOwner.has(uri)) await this.listResources();
     const serving = this.#serving("resources");
-    const owner = serving.find((u) => u.name === this.#resourceOwner.get(uri)) ??
-      serving.find((u) => u.capabilities?.resources?.subscribe);
-    if (!owner) throw new McpError(ErrorCode.InvalidParams, `no server offers resource ${uri}`);
+    const listed = () => serving.find((u) => u.name === this.#resourceOwner.get(uri));
+    const templated = () =>
+      serving.find((u) => this.#templates.get(u.name)?.some((t) => t.match(uri) !== null));
+    let owner = listed() ?? templated();
+    if (!owner && serving.length > 1) {
+      await this.listResources();
+      owner = listed();
+      if (!owner) await this.listResourceTemplates();
+      owner ??= templated();
+    }
+    owner ??= serving.length === 1 ? serving[0] : undefined;
+    if (!owner) throw new McpError(ErrorCode.InvalidParams, `unknown resource ${uri}: no server lists it`);
     return owner;
   }
 

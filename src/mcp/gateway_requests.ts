@@ -92,17 +92,14 @@ export async function askApproval(
   return refusalText(subject, outcome, detail);
 }
 
-interface Owner {
-  upstreams: ReadonlyMap<string, { config: Upstream }>;
-}
-
 export class ServerRequests {
-  readonly #owner: Owner;
+  /** The manifest entry of a server the gateway runs (undefined for any other name). */
+  readonly #configOf: (server: string) => Upstream | undefined;
   readonly #inFlight = new Map<string, Map<CallContext, number>>();
   readonly #windows = new Map<string, RateWindow>();
 
-  constructor(owner: Owner) {
-    this.#owner = owner;
+  constructor(configOf: (server: string) => Upstream | undefined) {
+    this.#configOf = configOf;
   }
 
   /** Mark a call on `server` as in flight for `ctx`'s session; returns the release function. */
@@ -146,7 +143,7 @@ export class ServerRequests {
   }
 
   async handle(server: string, method: string, params: unknown, signal: AbortSignal): Promise<unknown> {
-    const config = this.#owner.upstreams.get(server)?.config;
+    const config = this.#configOf(server);
     if (!config) throw new McpError(ErrorCode.InvalidRequest, "unknown server");
     const { session, call, ambiguous } = this.#sessionFor(server);
     const relatedRequestId = call?.requestId;

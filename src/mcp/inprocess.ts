@@ -28,7 +28,7 @@ export async function connectInProcess(
   const capabilities: ClientCapabilities = opts.elicit ? { elicitation: {} } : {};
   const client = new Client({ name: "hermit-call", version: VERSION }, { capabilities });
   if (opts.elicit) client.setRequestHandler(ElicitRequestSchema, (req) => opts.elicit!(req.params));
-  await session.server.connect(serverSide);
+  await session.connect(serverSide);
   await client.connect(clientSide);
   return {
     client,

@@ -8,11 +8,15 @@
  */
 import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolRequestSchema,
+  ClientRequestSchema,
   CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
+  isJSONRPCRequest,
+  type JSONRPCRequest,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -29,8 +33,35 @@ import { serverInfo } from "./server_info.ts";
 export interface SessionServer {
   server: Server;
   peer: SessionPeer;
+  /**
+   * Connect the server to a host transport, answering a request whose params do not fit its
+   * method with -32602 and one readable line (the SDK would answer -32603 with a dump of schema
+   * issues).
+   */
+  connect(transport: Transport): Promise<void>;
   /** Stop forwarding gateway changes to this session and detach it from the gateway. */
   detach(): void;
+}
+
+/** Every request a client may send, by method. */
+const REQUEST_SCHEMAS = new Map(ClientRequestSchema.options.map((s) => [s.shape.method.value as string, s]));
+
+/** Why a request's params do not fit its method, in one line; undefined when they do (or it is unknown). */
+export function paramsProblem(request: JSONRPCRequest): string | undefined {
+  const schema = REQUEST_SCHEMAS.get(request.method);
+  const r = schema?.safeParse({ method: request.method, params: request.params });
+  if (!r || r.success) return undefined;
+  const issues = r.error.issues;
+  const shown = issues.slice(0, 3).map((i) => {
+    const where = i.path.map(String).join(".") || "params";
+    const what = i.message.replace(/^Invalid input: /, "").replace(
+      /^Invalid input$/,
+      "not an accepted value",
+    );
+    return `${where}: ${what}`;
+  });
+  const more = issues.length > 3 ? ` (and ${issues.length - 3} more)` : "";
+  return `Invalid params for ${request.method}: ${shown.join("; ")}${more}`;
 }
 
 export function createSessionServer(gateway: Gateway, id: string = randomUUID()): SessionServer {
@@ -140,6 +171,21 @@ export function createSessionServer(gateway: Gateway, id: string = randomUUID())
   return {
     server,
     peer,
+    connect: async (transport) => {
+      await server.connect(transport);
+      const handle = transport.onmessage!;
+      transport.onmessage = (message, extra) => {
+        const problem = isJSONRPCRequest(message) ? paramsProblem(message) : undefined;
+        if (problem === undefined) return handle(message, extra);
+        const id = (message as JSONRPCRequest).id;
+        void transport.send({
+          jsonrpc: "2.0",
+          id,
+          error: { code: ErrorCode.InvalidParams, message: problem },
+        })
+          .catch(() => {});
+      };
+    },
     detach: () => {
       unsubscribe();
       detachPeer();

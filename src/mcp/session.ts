@@ -6,7 +6,6 @@
  * child group is stopped and the watchdog is released.
  */
 import process from "node:process";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { log } from "../log.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { stopAllGroups } from "../process/group.ts";
@@ -15,6 +14,7 @@ import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
 import { Gateway } from "./gateway.ts";
 import { DRAIN_MS, trackInFlight } from "./inflight.ts";
 import { createSessionServer } from "./server.ts";
+import { HostStdioTransport } from "./stdio_host.ts";
 
 export function startupWaitMs(env: Readonly<Record<string, string | undefined>> = process.env): number {
   const s = Number(env.HERMIT_STARTUP_WAIT ?? 25);
@@ -24,6 +24,13 @@ export function startupWaitMs(env: Readonly<Record<string, string | undefined>> 
 /** How often the host process (our parent) is checked. */
 const HOST_POLL_MS = 2000;
 
+/** Why a stdio session ended; `text` for the log. */
+export type SessionEnd =
+  | { cause: "stdin-closed"; text: string }
+  | { cause: "signal"; signal: NodeJS.Signals; text: string }
+  | { cause: "host-gone"; text: string }
+  | { cause: "transport-closed"; text: string };
+
 /**
  * Resolves with the reason the session ended: stdin EOF, a signal, or the host's death (our
  * parent, checked every `pollMs` by `watchParent`: ppid change on POSIX, pid plus creation time
@@ -32,23 +39,24 @@ const HOST_POLL_MS = 2000;
 export function sessionEnd(
   transport: { onclose?: () => void },
   opts: { hostGone?: () => string | undefined; pollMs?: number } = {},
-): Promise<string> {
+): Promise<SessionEnd> {
   const hostGone = opts.hostGone ?? watchParent(process.ppid);
-  return new Promise<string>((resolve) => {
+  return new Promise<SessionEnd>((resolve) => {
     const poll = setInterval(() => {
       const why = hostGone();
-      if (why) done(`the host process is gone (${why})`);
+      if (why) done({ cause: "host-gone", text: `the host process is gone (${why})` });
     }, opts.pollMs ?? HOST_POLL_MS);
-    const done = (why: string) => {
+    const done = (end: SessionEnd) => {
       clearInterval(poll);
-      resolve(why);
+      resolve(end);
     };
-    process.stdin.once("end", () => done("the host closed stdin"));
-    process.stdin.once("close", () => done("the host closed stdin"));
-    for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
-      process.once(sig, () => done(`received ${sig}`));
+    const eof = () => done({ cause: "stdin-closed", text: "the host closed stdin" });
+    process.stdin.once("end", eof);
+    process.stdin.once("close", eof);
+    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+      process.once(signal, () => done({ cause: "signal", signal, text: `received ${signal}` }));
     }
-    transport.onclose = () => done("the transport closed");
+    transport.onclose = () => done({ cause: "transport-closed", text: "the transport closed" });
   });
 }
 
@@ -58,22 +66,22 @@ export async function serveStdio(manifest: Manifest): Promise<number> {
   const t0 = performance.now();
   await gateway.start(startupWaitMs());
   gateway.logSelfCheck();
-  const { server, detach } = createSessionServer(gateway);
-  const transport = new StdioServerTransport();
+  const session = createSessionServer(gateway);
+  const transport = new HostStdioTransport();
   const ended = sessionEnd(transport);
-  await server.connect(transport);
+  await session.connect(transport);
   const inFlight = trackInFlight(transport);
   log.debug(
     `serving ${manifest.name}: ${gateway.listTools().length} tools ready in ${
       Math.round(performance.now() - t0)
     } ms`,
   );
-  const why = await ended;
-  log.debug(`session ends: ${why}`);
+  const end = await ended;
+  log.debug(`session ends: ${end.text}`);
   // Answer what the host already asked (a piped client may close stdin right after sending).
-  if (why.includes("stdin")) await inFlight.idle(DRAIN_MS);
-  detach();
-  await Promise.race([server.close().catch(() => {}), new Promise((r) => setTimeout(r, 1000))]);
+  if (end.cause === "stdin-closed") await inFlight.idle(DRAIN_MS);
+  session.detach();
+  await Promise.race([session.server.close().catch(() => {}), new Promise((r) => setTimeout(r, 1000))]);
   await gateway.stop();
   await stopAllGroups();
   await disableWatchdog();

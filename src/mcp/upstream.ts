@@ -1,78 +1,81 @@
 /**
- * One upstream MCP server and its life: connect (with a duplicate-spawn guard and a connect
- * cooldown of min(30·2^(n-1), 600) s after failures, so a dead server is never respawned in a
- * storm), discover its tools (paginated, filtered, renamed, written through to the schema cache),
- * start lazily from that cache, refresh when `list_changed` arrives or the list's `ttlMs` runs
- * out, keep HTTP connections alive with `ping`, recycle idle or old stdio servers, and reconnect
- * with jittered backoff when a live connection drops. Calls wait for a connection and are
- * at-most-once for tools that are not read-only. An OAuth upstream that needs a login says so in
- * one line and reconnects as soon as its stored login changes (`hermit login` elsewhere).
+ * One upstream MCP server and its life, driven by the pure state machine in `upstream_state.ts`:
+ * connect (with a duplicate-spawn guard and a connect cooldown of min(30·2^(n-1), 600) s after
+ * failures, so a dead server is never respawned in a storm), discover its tools (paginated,
+ * filtered, renamed, written through to the schema cache), start lazily from that cache, refresh
+ * when `list_changed` arrives or the list's `ttlMs` runs out, keep HTTP connections alive with
+ * `ping`, recycle idle or old stdio servers, and reconnect with jittered backoff when a live
+ * connection drops — decided from its transport's own close, never from an error's wording, and
+ * closing what dropped. A stop during a connect closes what the connect opened and stays stopped.
+ * Calls wait for a connection and are at-most-once for tools not believed read-only. An OAuth
+ * upstream that needs a login says so in one line and reconnects as soon as its stored login
+ * changes (`hermit login` elsewhere). Timers run on the owner's injected clock.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { messageOf } from "../errors.ts";
 import { log } from "../log.ts";
 import type { Upstream } from "../manifest/types.ts";
-import type { CacheEntry, SchemaCache } from "./schema_cache.ts";
+import type { CacheEntry } from "./schema_cache.ts";
 import type { GroupStdioTransport } from "./stdio_transport.ts";
-import { describeFailure, isConnectionLoss, newClient, OutcomeUncertain } from "./upstream_client.ts";
-import { type Clock, cooldownSeconds, jitteredBackoff, UpstreamLifecycle } from "./upstream_lifecycle.ts";
+import {
+  classifyFailure,
+  type ClientHooks,
+  Link,
+  openLink,
+  OutcomeUncertain,
+  probe,
+} from "./upstream_client.ts";
+import { jitteredBackoff, UpstreamLifecycle } from "./upstream_lifecycle.ts";
 import { ToolListing } from "./upstream_listing.ts";
+import {
+  type Admission,
+  admit,
+  initialLife,
+  type Life,
+  type LifeAction,
+  type LifeEvent,
+  lifeStatus,
+  step,
+  type UpstreamState,
+} from "./upstream_state.ts";
 import type { UpstreamTool } from "./upstream_tools.ts";
-import { NeedsLogin } from "./oauth/errors.ts";
+import {
+  failedToStartMessage,
+  failureLogLine,
+  unavailable,
+  type UpstreamOwner,
+  type UpstreamStatus,
+  UpstreamUnavailable,
+} from "./upstream_types.ts";
 import { LoginWatch } from "./oauth/login_watch.ts";
-import { type BuiltTransport, UpstreamRefused } from "./upstream_transport.ts";
 
 export { OutcomeUncertain } from "./upstream_client.ts";
+export type { UpstreamState } from "./upstream_state.ts";
+export { type UpstreamOwner, type UpstreamStatus, UpstreamUnavailable } from "./upstream_types.ts";
 
-export type UpstreamState =
-  | "idle"
-  | "connecting"
-  | "connected"
-  | "reconnecting"
-  | "cooldown"
-  | "recycled"
-  | "stopped";
-
-/** What an upstream needs from whoever owns it (the gateway). */
-export interface UpstreamOwner {
-  readonly clock: Clock;
-  readonly schemaCache?: SchemaCache;
-  openTransport(u: Upstream): BuiltTransport;
-  onToolsChanged(server: string): void;
-  onPromptsChanged(server: string): void;
-  onResourcesChanged(server: string): void;
-  onStderrLine(server: string, line: string): void;
-  /** Server-to-client requests (sampling, elicitation), answered by the gateway. */
-  handleServerRequest(server: string, method: string, params: unknown, signal: AbortSignal): Promise<unknown>;
-  /** Log messages and resource updates from the server. */
-  onNotification(server: string, method: string, params: Record<string, unknown>): void;
-  /** OAuth upstreams: a value that changes when the stored login does; undefined otherwise. */
-  credentialsStamp?(u: Upstream): string | undefined;
-}
-
-const MAX_RECONNECTS = 5;
 type Progress = (p: { progress: number; total?: number; message?: string }) => void;
 
 export class UpstreamConnection {
   readonly config: Upstream;
   readonly #owner: UpstreamOwner;
-  #state: UpstreamState = "idle";
-  #client: Client | undefined;
-  #transport: Transport | undefined;
+  #life: Life = initialLife;
+  /** The connected link, while `connected`. */
+  #live: Link | undefined;
+  /** The link an attempt is opening, until it goes live or is discarded. */
+  #opening: Link | undefined;
   #connecting: Promise<Client> | undefined;
   #capabilities: ServerCapabilities | undefined;
   #instructions: string | undefined;
-  #failures = 0;
-  #retryAfter = 0;
-  #lastError: string | undefined;
   #inFlight = 0;
   #refreshing: Promise<void> = Promise.resolve();
-  readonly #life: UpstreamLifecycle;
+  #retryTimer: unknown;
+  readonly #timers: UpstreamLifecycle;
   readonly #listing: ToolListing;
   /** Armed by a `NeedsLogin` failure: the next attempt comes as soon as the stored login changes. */
   readonly #login: LoginWatch;
+  /** What each client tells this connection and its owner. */
+  readonly #clientHooks: ClientHooks;
 
   constructor(config: Upstream, owner: UpstreamOwner) {
     this.config = config;
@@ -81,15 +84,22 @@ export class UpstreamConnection {
       clock: owner.clock,
       cache: owner.schemaCache,
       changed: () => owner.onToolsChanged(config.name),
-      expired: () => void (this.#state === "connected" ? this.refreshTools() : this.start()),
+      expired: () => void (this.state === "connected" ? this.refreshTools() : this.start()),
     });
     this.#login = new LoginWatch(owner.clock, () => owner.credentialsStamp?.(config), () => {
       log.info(`mcp_servers.${this.name}: its stored login changed; connecting`);
       void this.start();
     });
-    this.#life = new UpstreamLifecycle(config, owner.clock, {
+    this.#clientHooks = {
+      onToolsChanged: () => void this.refreshTools(),
+      onPromptsChanged: () => owner.onPromptsChanged(config.name),
+      onResourcesChanged: () => owner.onResourcesChanged(config.name),
+      request: (method, params, signal) => owner.handleServerRequest(config.name, method, params, signal),
+      notification: (method, params) => owner.onNotification(config.name, method, params),
+    };
+    this.#timers = new UpstreamLifecycle(config, owner.clock, {
       busy: () => this.#inFlight > 0,
-      recycle: (why) => void this.#recycle(why),
+      recycle: (why) => this.#recycle(why),
       ping: () => this.#keepalive(),
     });
   }
@@ -98,7 +108,7 @@ export class UpstreamConnection {
     return this.config.name;
   }
   get state(): UpstreamState {
-    return this.#state;
+    return this.#life.state;
   }
   get tools(): readonly UpstreamTool[] {
     return this.#listing.tools;
@@ -111,32 +121,27 @@ export class UpstreamConnection {
   }
   /** What the server called itself in `initialize` (while connected). */
   get serverInfo(): { name: string; version: string } | undefined {
-    return this.#client?.getServerVersion();
+    return this.#live?.client.getServerVersion();
   }
   get lastError(): string | undefined {
-    return this.#lastError;
+    return this.#life.lastError;
   }
   get pid(): number | undefined {
-    return (this.#transport as GroupStdioTransport | undefined)?.pid;
+    return (this.#live?.transport as GroupStdioTransport | undefined)?.pid;
   }
   /** True while the tool list comes from the schema cache, not a live listing. */
   get fromCache(): boolean {
     return this.#listing.fromCache;
   }
 
-  status() {
+  status(): UpstreamStatus {
     return {
       name: this.name,
-      state: this.#state,
       transport: this.config.kind,
       tools: this.#listing.tools.length,
       pid: this.pid,
       cached: this.#listing.fromCache || undefined,
-      failures: this.#failures,
-      retryInSeconds: this.#state === "cooldown"
-        ? Math.max(0, Math.ceil((this.#retryAfter - this.#owner.clock.now()) / 1000))
-        : undefined,
-      lastError: this.#lastError,
+      ...lifeStatus(this.#life, this.#owner.clock.now()),
     };
   }
 
@@ -155,217 +160,210 @@ export class UpstreamConnection {
     );
   }
 
+  #dispatch(event: LifeEvent, attempt?: Link): void {
+    const { life, actions } = step(this.#life, event);
+    this.#life = life;
+    for (const a of actions) this.#act(a, attempt);
+  }
+
+  #act(a: LifeAction, attempt: Link | undefined): void {
+    switch (a.type) {
+      case "discard-attempt": {
+        const link = attempt ?? this.#opening;
+        if (link === this.#opening) this.#opening = undefined;
+        void link?.close();
+        return;
+      }
+      case "go-live":
+        this.#live = attempt;
+        this.#opening = undefined;
+        this.#login.stop();
+        this.#timers.connected();
+        return;
+      case "close-live": {
+        const link = this.#live;
+        this.#live = undefined;
+        this.#timers.disconnected();
+        void link?.close();
+        return;
+      }
+      case "schedule-retry":
+        this.#clearRetry();
+        this.#retryTimer = this.#owner.clock.setTimeout(() => {
+          this.#retryTimer = undefined;
+          this.#dispatch({ type: "retry-due" });
+        }, jitteredBackoff(a.attempt));
+        return;
+      case "connect":
+        void this.start();
+        return;
+      case "await-login":
+        this.#login.arm();
+        return;
+    }
+  }
+
+  #clearRetry(): void {
+    if (this.#retryTimer !== undefined) this.#owner.clock.clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+  }
+
+  #unavailable(a: Exclude<Admission, { go: true }>): UpstreamUnavailable {
+    return unavailable(this.name, this.#life, a);
+  }
+
   /** The live client, connecting first if needed. Concurrent callers share one attempt. */
   ensureConnected(): Promise<Client> {
-    if (this.#state === "connected" && this.#client) return Promise.resolve(this.#client);
+    if (this.#life.state === "connected" && this.#live) return Promise.resolve(this.#live.client);
     if (this.#connecting) return this.#connecting;
-    if (this.#state === "stopped") {
-      return Promise.reject(
-        new Error(
-          `mcp_servers.${this.name} is stopped${this.#lastError ? ` (${this.#lastError})` : ""}`,
-        ),
-      );
-    }
-    if (this.#state === "cooldown" && this.#owner.clock.now() < this.#retryAfter && !this.#login.changed()) {
-      if (this.#login.waiting) return Promise.reject(new Error(this.#lastError));
-      const secs = Math.ceil((this.#retryAfter - this.#owner.clock.now()) / 1000);
-      return Promise.reject(
-        new Error(
-          `mcp_servers.${this.name} is unavailable (${this.#lastError}); next attempt in ${secs} s`,
-        ),
-      );
-    }
-    const attempt = this.#connect().finally(() => {
+    const login = { waiting: this.#login.waiting, changed: this.#login.changed() };
+    const admission = admit(this.#life, this.#owner.clock.now(), login);
+    if (!admission.go) return Promise.reject(this.#unavailable(admission));
+    const announce = this.#life.state === "recycled" || this.#listing.tools.length > 0 ||
+      this.#life.failures > 0;
+    this.#dispatch({ type: "connect" });
+    const attempt = this.#attempt(this.#life.epoch, announce).finally(() => {
       if (this.#connecting === attempt) this.#connecting = undefined;
     });
     this.#connecting = attempt;
     return attempt;
   }
 
-  async #connect(): Promise<Client> {
+  /** Throws when the upstream was stopped (or the attempt superseded) since `epoch` began. */
+  #stillWanted(epoch: number): void {
+    if (this.#life.epoch !== epoch) throw this.#unavailable({ go: false, why: "stopped" });
+  }
+
+  async #attempt(epoch: number, announce: boolean): Promise<Client> {
     const before = this.#listing.tools;
-    const announce = this.#state === "recycled" || before.length > 0 || this.#failures > 0;
-    if (this.#state !== "reconnecting") this.#state = "connecting";
-    let transport: Transport | undefined;
+    let link: Link | undefined;
     try {
-      const built = this.#owner.openTransport(this.config);
-      if (built.unresolved.length) {
-        log.warn(
-          `mcp_servers.${this.name}: \${${built.unresolved.join("}, ${")}} not set; passed on literally`,
-        );
-      }
-      transport = built.transport;
-      if (this.config.kind === "stdio") {
-        (transport as GroupStdioTransport).onStderrLine = (l) => this.#owner.onStderrLine(this.name, l);
-      }
-      const client = newClient(this.config, {
-        onToolsChanged: () => void this.refreshTools(),
-        onPromptsChanged: () => this.#owner.onPromptsChanged(this.name),
-        onResourcesChanged: () => this.#owner.onResourcesChanged(this.name),
-        request: (method, params, signal) =>
-          this.#owner.handleServerRequest(this.name, method, params, signal),
-        notification: (method, params) => this.#owner.onNotification(this.name, method, params),
-      });
-      await client.connect(transport, { timeout: this.config.connectTimeoutSeconds * 1000 });
-      this.#capabilities = client.getServerCapabilities();
-      this.#instructions = client.getInstructions();
-      await this.#listing.list(client, {
-        capabilities: this.#capabilities,
-        instructions: this.#instructions,
-      });
-      this.#client = client;
-      this.#transport = transport;
-      this.#state = "connected";
-      this.#failures = 0;
-      this.#lastError = undefined;
-      this.#login.stop();
-      client.onclose = () => this.#onClosed(client);
-      this.#life.connected();
+      const opened = openLink(this.config, this.#owner, this.#clientHooks, (l) => this.#linkLost(l));
+      link = opened.link;
+      const client = link.client;
+      this.#opening = link;
+      await client.connect(link.transport, { timeout: this.config.connectTimeoutSeconds * 1000 });
+      this.#stillWanted(epoch);
+      const capabilities = client.getServerCapabilities();
+      const instructions = client.getInstructions();
+      const listed = await this.#listing.fetch(client, capabilities);
+      this.#stillWanted(epoch);
+      this.#capabilities = capabilities;
+      this.#instructions = instructions;
+      this.#listing.apply(listed, { capabilities, instructions });
+      this.#dispatch({ type: "opened", epoch }, link);
       log.debug(
-        `mcp_servers.${this.name}: connected (${built.describe}), ${this.#listing.tools.length} tools`,
+        `mcp_servers.${this.name}: connected (${opened.describe}), ${this.#listing.tools.length} tools`,
       );
       if (announce) this.#listing.announceSince(before);
       return client;
     } catch (err) {
-      if (err instanceof UpstreamRefused) {
-        this.#state = "stopped"; // the config itself is refused: never retried
-        this.#lastError = err.message;
-        log.error(err.message);
-        throw new Error(err.message);
-      }
-      const tail = (transport as GroupStdioTransport | undefined)?.stderrTail?.slice(-3) ?? [];
-      await transport?.close().catch(() => {});
-      if (err instanceof NeedsLogin) {
-        this.#failed(err.message, true);
-        throw new Error(err.message);
-      }
-      this.#failed(describeFailure(err, tail));
-      throw new Error(`mcp_servers.${this.name} failed to start: ${this.#lastError}`);
+      if (this.#opening === link) this.#opening = undefined;
+      const tail = (link?.transport as GroupStdioTransport | undefined)?.stderrTail?.slice(-3) ?? [];
+      await link?.close();
+      if (err instanceof UpstreamUnavailable) throw err; // stopped meanwhile
+      return this.#failed(epoch, err, link, tail);
     }
   }
 
-  #failed(message: string, loginNeeded = false): void {
-    this.#failures++;
-    this.#lastError = message;
-    this.#retryAfter = this.#owner.clock.now() + cooldownSeconds(this.#failures) * 1000;
-    this.#state = "cooldown";
-    this.#client = undefined;
-    this.#transport = undefined;
-    this.#login.stop();
-    const event = { kind: "upstream-failed", server: this.name, reason: message } as const;
-    if (loginNeeded) {
-      log.warn(message, event);
-      this.#login.arm();
-      return;
+  #failed(epoch: number, err: unknown, link: Link | undefined, tail: string[]): never {
+    const { kind, why } = classifyFailure(err, {
+      link,
+      stderrTail: tail,
+      oauth: this.config.auth === "oauth",
+    });
+    this.#dispatch({ type: "failed", epoch, now: this.#owner.clock.now(), error: why, kind });
+    this.#stillWanted(epoch);
+    const event = { kind: "upstream-failed", server: this.name, reason: why } as const;
+    if (kind === "refused") {
+      log.error(why, event);
+      throw new UpstreamUnavailable(this.name, "refused", why);
     }
-    log.warn(
-      `mcp_servers.${this.name}: ${message} (attempt ${this.#failures}; next in ${
-        cooldownSeconds(this.#failures)
-      } s)`,
-      event,
-    );
+    if (kind === "needs-login") {
+      log.warn(why, event);
+      throw new UpstreamUnavailable(this.name, "needs-login", why);
+    }
+    log.warn(failureLogLine(this.name, why, this.#life.failures), event);
+    throw new UpstreamUnavailable(this.name, "failed", failedToStartMessage(this.name, why));
+  }
+
+  /** A link's transport closed or could not deliver: if it was the live one, reconnect. */
+  #linkLost(link: Link): void {
+    if (link !== this.#live || this.#life.state !== "connected") return;
+    log.warn(`mcp_servers.${this.name}: connection lost; reconnecting`);
+    this.#dispatch({ type: "lost" });
   }
 
   /** Re-list tools (after list_changed or a TTL); tells the owner when the set changed. */
   refreshTools(): Promise<void> {
     this.#refreshing = this.#refreshing.then(async () => {
-      const client = this.#client;
-      if (!client || this.#state !== "connected") return;
+      const link = this.#live;
+      if (!link || this.#life.state !== "connected") return;
       const before = this.#listing.tools;
+      let listed;
       try {
-        await this.#listing.list(client, {
-          capabilities: this.#capabilities,
-          instructions: this.#instructions,
-        });
+        listed = await this.#listing.fetch(link.client, this.#capabilities);
       } catch (err) {
         log.warn(`mcp_servers.${this.name}: refreshing tools failed: ${messageOf(err)}`);
         return;
       }
+      if (link !== this.#live) return; // stopped, recycled or lost meanwhile
+      this.#listing.apply(listed, { capabilities: this.#capabilities, instructions: this.#instructions });
       this.#listing.announceSince(before);
     });
     return this.#refreshing;
   }
 
-  /** The connection dropped: reconnect with jittered backoff unless we closed it on purpose. */
-  #onClosed(client: Client): void {
-    if (this.#client !== client || this.#state !== "connected") return;
-    this.#client = undefined;
-    this.#transport = undefined;
-    this.#life.disconnected();
-    this.#state = "reconnecting";
-    log.warn(`mcp_servers.${this.name}: connection lost; reconnecting`);
-    void this.#reconnectLoop();
-  }
-
-  async #reconnectLoop(): Promise<void> {
-    for (let attempt = 1; attempt <= MAX_RECONNECTS && this.#state === "reconnecting"; attempt++) {
-      await new Promise((r) => this.#owner.clock.setTimeout(() => r(undefined), jitteredBackoff(attempt)));
-      if (this.#state !== "reconnecting") return;
-      try {
-        await this.ensureConnected();
-        return;
-      } catch {
-        if ((this.#state as UpstreamState) === "cooldown" && attempt < MAX_RECONNECTS) {
-          this.#state = "reconnecting";
-        }
-      }
-    }
-  }
-
-  async #recycle(why: string): Promise<void> {
-    if (this.#state !== "connected" || this.#inFlight > 0) return;
-    const transport = this.#transport;
-    this.#state = "recycled";
-    this.#client = undefined;
-    this.#transport = undefined;
-    this.#life.disconnected();
+  #recycle(why: string): void {
+    if (this.#life.state !== "connected" || this.#inFlight > 0) return;
     log.info(`mcp_servers.${this.name}: recycled (${why}); it restarts on the next call`);
-    await transport?.close().catch(() => {});
+    this.#dispatch({ type: "recycle" });
   }
 
   async #keepalive(): Promise<void> {
-    const client = this.#client;
-    if (!client || this.#inFlight > 0) return;
-    try {
-      await client.ping({ timeout: 30_000 });
-    } catch (err) {
-      if ((err as { code?: number }).code === -32601 && this.#capabilities?.tools) {
-        await client.listTools(undefined, { timeout: 30_000 }).catch(() =>
-          this.#dropped(client, "keepalive failed")
-        );
-        return;
-      }
-      this.#dropped(client, `keepalive failed: ${messageOf(err)}`);
-    }
+    const link = this.#live;
+    if (!link || this.#inFlight > 0) return;
+    const why = await probe(link.client, !!this.#capabilities?.tools);
+    if (why) this.#dropped(link, why);
   }
 
-  #dropped(client: Client, why: string): void {
+  /** Close a link that stopped answering; its transport's close brings the reconnect. */
+  #dropped(link: Link, why: string): void {
     log.warn(`mcp_servers.${this.name}: ${why}`);
-    void client.close().catch(() => {});
+    void link.close();
+  }
+
+  async #withLink<T>(fn: (link: Link) => Promise<T>): Promise<T> {
+    await this.ensureConnected();
+    const link = this.#live!;
+    this.#inFlight++;
+    try {
+      return await fn(link);
+    } finally {
+      this.#inFlight--;
+      this.#timers.activity();
+    }
   }
 
   /** Run `fn` with a live client, counting it as in flight (recycling waits for it). */
-  async withClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
-    const client = await this.ensureConnected();
-    this.#inFlight++;
-    try {
-      return await fn(client);
-    } finally {
-      this.#inFlight--;
-      this.#life.activity();
-    }
+  withClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+    return this.#withLink((link) => fn(link.client));
   }
 
-  /** Call a tool by its raw name. Reads are retried once after a lost connection; writes are not. */
+  /**
+   * Call a tool by its raw name. When the connection is lost under the call, a read-only call is
+   * retried once; any other is answered "outcome uncertain" (at most once). An error the server
+   * answered is passed on as it is.
+   */
   async callTool(
     raw: string,
     args: Record<string, unknown>,
     opts: { signal?: AbortSignal; onprogress?: Progress; readOnly: boolean },
   ): Promise<CallToolResult> {
-    let used: Client | undefined;
-    const call = (client: Client) => {
-      used = client;
-      return client.callTool({ name: raw, arguments: args }, undefined, {
+    let used: Link | undefined;
+    const call = (link: Link) => {
+      used = link;
+      return link.client.callTool({ name: raw, arguments: args }, undefined, {
         signal: opts.signal,
         timeout: this.config.callTimeoutSeconds * 1000,
         resetTimeoutOnProgress: true,
@@ -373,27 +371,24 @@ export class UpstreamConnection {
       }) as Promise<CallToolResult>;
     };
     try {
-      return await this.withClient(call);
+      return await this.#withLink(call);
     } catch (err) {
-      if (!isConnectionLoss(err) || opts.signal?.aborted) throw err;
-      // do not wait for the transport to notice: the next attempt must not reuse this client
-      if (used) this.#onClosed(used);
+      if (!used?.lost || opts.signal?.aborted) throw err;
+      // do not wait for the transport to notice: the next attempt must not reuse this link
+      this.#linkLost(used);
       if (!opts.readOnly) throw new OutcomeUncertain(this.name, raw);
       log.info(`mcp_servers.${this.name}: connection lost during read-only ${raw}; retrying once`);
-      return await this.withClient(call);
+      return await this.#withLink(call);
     }
   }
 
   async stop(): Promise<void> {
-    this.#state = "stopped";
+    const links = [this.#live, this.#opening];
+    this.#dispatch({ type: "stop" });
+    this.#clearRetry();
     this.#login.stop();
-    this.#life.disconnected();
+    this.#timers.disconnected();
     this.#listing.stop();
-    const transport = this.#transport;
-    const client = this.#client;
-    this.#client = undefined;
-    this.#transport = undefined;
-    await client?.close().catch(() => {});
-    await transport?.close().catch(() => {});
+    await Promise.all(links.map((l) => l?.close()));
   }
 }

@@ -1,14 +1,17 @@
 /**
  * The SDK client hermit uses towards one upstream: the capabilities it declares (sampling and
  * elicitation only when the manifest allows them, never `sampling.tools`), the handlers that
- * forward server-to-client requests and `list_changed` notifications to the owner, and how
+ * forward server-to-client requests and `list_changed` notifications to the owner, one
+ * connection and whether it was lost (from its transport, never from an error's wording), and how
  * failures are worded.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type ClientCapabilities,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
+  ErrorCode,
   LoggingMessageNotificationSchema,
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
@@ -17,7 +20,13 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { mcpMessageOf, messageOf } from "../errors.ts";
+import { log } from "../log.ts";
 import type { Upstream } from "../manifest/types.ts";
+import type { GroupStdioTransport } from "./stdio_transport.ts";
+import { NeedsLogin } from "./oauth/errors.ts";
+import { UpstreamRefused } from "./upstream_transport.ts";
+import type { FailureKind } from "./upstream_state.ts";
+import type { UpstreamOwner } from "./upstream_types.ts";
 import { VERSION } from "../version.ts";
 
 export interface ClientHooks {
@@ -55,43 +64,151 @@ export function newClient(u: Upstream, hooks: ClientHooks): Client {
 }
 
 export class OutcomeUncertain extends Error {
-  constructor(server: string, tool: string) {
+  constructor(readonly server: string, readonly tool: string) {
     super(
       `outcome uncertain: mcp_servers.${server} went away while running ${tool}; it may or may not have taken effect. ` +
         "Check before retrying.",
     );
+    this.name = "OutcomeUncertain";
   }
 }
 
-export function isConnectionLoss(err: unknown): boolean {
-  const m = messageOf(err).toLowerCase();
-  return (err as { code?: number }).code === -32000 ||
-    [
-      "connection closed",
-      "transport is closed",
-      "not connected",
-      "broken pipe",
-      "session not found",
-      "socket",
-    ]
-      .some((s) => m.includes(s));
+/**
+ * One connection to an upstream: its client and transport, and what the transport itself said
+ * about it. The connection is lost when its transport closed (the process exited, the stream
+ * ended) or could not deliver a message; an error the server answered, whatever its code or
+ * wording, is not a loss. Also the protocol version the server answered `initialize` with.
+ */
+export class Link {
+  readonly client: Client;
+  readonly transport: Transport;
+  #closed = false;
+  #undeliverable = false;
+  #serverVersion: string | undefined;
+  #closing: Promise<void> | undefined;
+
+  /** Call before `client.connect(transport)`: the SDK chains the handlers set here. */
+  constructor(client: Client, transport: Transport, onClosed: (link: Link) => void) {
+    this.client = client;
+    this.transport = transport;
+    transport.onclose = () => {
+      this.#closed = true;
+      queueMicrotask(() => onClosed(this)); // after the SDK has failed what was pending on it
+    };
+    transport.onmessage = (m) => {
+      const v = (m as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
+      if (this.#serverVersion === undefined && typeof v === "string") this.#serverVersion = v;
+    };
+    const send = transport.send.bind(transport);
+    transport.send = async (message, options) => {
+      try {
+        await send(message, options);
+      } catch (err) {
+        this.#undeliverable = true;
+        throw err;
+      }
+    };
+  }
+
+  /** The transport closed or could not deliver: this connection is gone. */
+  get lost(): boolean {
+    return this.#closed || this.#undeliverable;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** The version in the server's `initialize` result, if it answered one. */
+  get serverVersion(): string | undefined {
+    return this.#serverVersion;
+  }
+
+  /** Close the client and its transport (stops a stdio server's process group); never throws. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await this.client.close().catch(() => {});
+      await this.transport.close().catch(() => {});
+    })();
+    return this.#closing;
+  }
 }
 
-/** One line for people: why a connection attempt failed. */
-export function describeFailure(err: unknown, stderrTail: string[]): string {
+/**
+ * A new connection to `config` through its owner (interpolated, screened, spawned or dialed): the
+ * client and the link watching its transport, not connected yet. Stdio servers' stderr lines and
+ * unreadable output go to the owner's log.
+ */
+export function openLink(
+  config: Upstream,
+  owner: Pick<UpstreamOwner, "openTransport" | "onStderrLine">,
+  hooks: ClientHooks,
+  onLost: (link: Link) => void,
+): { link: Link; describe: string } {
+  const built = owner.openTransport(config);
+  if (built.unresolved.length) {
+    log.warn(
+      `mcp_servers.${config.name}: \${${built.unresolved.join("}, ${")}} not set; passed on literally`,
+    );
+  }
+  if (config.kind === "stdio") {
+    const stdio = built.transport as GroupStdioTransport;
+    stdio.onStderrLine = (l) => owner.onStderrLine(config.name, l);
+    stdio.onProblem = (t) => log.warn(`mcp_servers.${config.name}: ${t}`);
+  }
+  return { link: new Link(newClient(config, hooks), built.transport, onLost), describe: built.describe };
+}
+
+/** What kind of failure a connect attempt met, and its one line. */
+export function classifyFailure(
+  err: unknown,
+  ctx: { link?: Link; stderrTail: string[]; oauth: boolean },
+): { kind: FailureKind; why: string } {
+  if (err instanceof UpstreamRefused) return { kind: "refused", why: err.message };
+  if (err instanceof NeedsLogin) return { kind: "needs-login", why: err.message };
+  return { kind: "error", why: describeFailure(err, ctx) };
+}
+
+/**
+ * Keep an idle connection honest: `ping`, or `tools/list` for a server without ping. Undefined
+ * when it answered, else why it is to be dropped.
+ */
+export async function probe(client: Client, hasTools: boolean): Promise<string | undefined> {
+  try {
+    await client.ping({ timeout: 30_000 });
+    return undefined;
+  } catch (err) {
+    if ((err as { code?: number }).code !== ErrorCode.MethodNotFound || !hasTools) {
+      return `keepalive failed: ${messageOf(err)}`;
+    }
+  }
+  return await client.listTools(undefined, { timeout: 30_000 }).then(
+    () => undefined,
+    () => "keepalive failed",
+  );
+}
+
+/** One line for people: why a connection attempt failed. Decided from types and codes, not wording. */
+export function describeFailure(
+  err: unknown,
+  ctx: { link?: Link; stderrTail: string[]; oauth: boolean },
+): string {
   let msg = mcpMessageOf(err);
-  const version = /protocol version is not supported: (\S+)/i.exec(msg);
-  if (version) {
-    msg = `it speaks MCP protocol version ${version[1]}; hermit speaks ${
+  const version = ctx.link?.serverVersion;
+  const code = (err as { code?: unknown } | undefined)?.code;
+  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+    msg = `it speaks MCP protocol version ${version}; hermit speaks ${
       SUPPORTED_PROTOCOL_VERSIONS.join(", ")
     }`;
-  } else if ((err as { code?: unknown } | undefined)?.code === 401) {
-    msg = /after successful authentication/i.test(msg)
+  } else if (code === 401) {
+    // an HTTP status from the transport (StreamableHTTPError, SseError): JSON-RPC codes are negative
+    // with an OAuth provider the SDK has authorized first: the server refused the new token
+    msg = ctx.oauth
       ? "the server refused hermit's new OAuth access token (HTTP 401 right after authorizing)"
       : "the server requires authorization (HTTP 401): add 'auth: oauth' to it and run 'hermit login', " +
         "or send a token in headers:";
-  } else if (/connection closed/i.test(msg) && stderrTail.length) {
-    msg = `the server exited: ${stderrTail.join(" | ")}`;
-  } else if (/timed out|timeout/i.test(msg)) msg = `no answer to initialize (${msg})`;
+  } else if (ctx.link?.closed && ctx.stderrTail.length) {
+    msg = `the server exited: ${ctx.stderrTail.join(" | ")}`;
+  } else if (code === ErrorCode.RequestTimeout) msg = `no answer to initialize (${msg})`;
   return msg.slice(0, 500);
 }

@@ -4,12 +4,18 @@
  * `ttlMs`, and a one-line log plus a change notice when the exported set changes.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { log } from "../log.ts";
 import type { Upstream } from "../manifest/types.ts";
 import { type CacheEntry, expiresAt, type SchemaCache, ttlHint } from "./schema_cache.ts";
 import { type Clock, TtlTimer } from "./upstream_lifecycle.ts";
 import { listAllTools, mapTools, type UpstreamTool } from "./upstream_tools.ts";
+
+/** A tool list as a server gave it, with its `ttlMs` hint. */
+export interface Listed {
+  tools: Tool[];
+  ttlMs?: number;
+}
 
 export interface ListingHooks {
   clock: Clock;
@@ -48,18 +54,23 @@ export class ToolListing {
     this.#arm(expiresAt(entry.written_at, entry.ttl_ms));
   }
 
-  /** List the live tools, write them through to the cache and follow their TTL. */
-  async list(
-    client: Client,
-    meta: { capabilities?: ServerCapabilities; instructions?: string },
-  ): Promise<void> {
-    const { tools, ttlMs } = meta.capabilities?.tools
+  /** Every page of the live tool list (nothing changes here until `apply`). */
+  async fetch(client: Client, capabilities: ServerCapabilities | undefined): Promise<Listed> {
+    return capabilities?.tools
       ? await listAllTools(client, this.#config.name)
       : { tools: [], ttlMs: undefined };
-    this.#tools = mapTools(tools, this.#config);
+  }
+
+  /** Take a fetched list: write it through to the cache and follow its TTL. */
+  apply(listed: Listed, meta: { capabilities?: ServerCapabilities; instructions?: string }): void {
+    this.#tools = mapTools(listed.tools, this.#config);
     this.#fromCache = false;
-    this.#hooks.cache?.put(this.#config, { tools: this.#tools.map((t) => t.tool), ...meta, ttlMs });
-    this.#arm(expiresAt(this.#hooks.clock.now(), ttlHint(ttlMs)));
+    this.#hooks.cache?.put(this.#config, {
+      tools: this.#tools.map((t) => t.tool),
+      ...meta,
+      ttlMs: listed.ttlMs,
+    });
+    this.#arm(expiresAt(this.#hooks.clock.now(), ttlHint(listed.ttlMs)));
   }
 
   /** Compare with an earlier list; log and notify when the exported set changed. */

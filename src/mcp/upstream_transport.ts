@@ -54,7 +54,9 @@ export function commandNotFound(
 }
 
 /** Screening (gate 1) refused the entry, after interpolation, right before the spawn. */
-export class UpstreamRefused extends Error {}
+export class UpstreamRefused extends Error {
+  override name = "UpstreamRefused";
+}
 
 export function buildTransport(u: Upstream, ctx: TransportContext): BuiltTransport {
   if (u.kind === "stdio") {

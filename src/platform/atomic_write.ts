@@ -1,12 +1,26 @@
 /**
- * Replacing one of hermit's own private files (OAuth credentials, the schema cache, the service
- * endpoint) atomically: a temporary file next to it, created exclusively with the given mode
- * (owner-only by default, whatever the umask), written and fsynced, then renamed over the
- * target. A reader, in this process or another, sees the old file or the new one, never half of
- * one; when anything fails the temporary file is removed and the target is left as it was.
- * Deploy's writes into users' files have their own rules (`hosts/files.ts`).
+ * The one way hermit replaces a file, its own private ones (OAuth credentials, the schema cache,
+ * the service endpoint) and users' files (deploy, convert) alike: a temporary file next to the
+ * target, created exclusively, written whole (short writes continued, a write that makes no
+ * progress is an error), fsynced, then renamed over the target. A reader, in this process or
+ * another, sees the old file or the new one, never half of one; when anything fails the temporary
+ * file is removed (none is left in the user's folder) and the target is left as it was.
+ *
+ * Private files get their mode (0600 by default) whatever the umask. A user's file (`preserve`)
+ * keeps the mode it had and is written through a symlink to its target; a new one gets `mode`
+ * under the user's umask.
  */
-import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  fchmodSync,
+  fsyncSync,
+  openSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import path from "node:path";
 import process from "node:process";
 
@@ -16,22 +30,78 @@ function randomHex(): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** Write `data` to `file` atomically, as a file of mode `mode` (default 0600). */
-export function writeFileAtomic(file: string, data: string | Uint8Array, mode = 0o600): void {
+/** The file operations a write uses; tests inject failing ones. */
+export interface AtomicIo {
+  writeSync(fd: number, data: Uint8Array, offset: number, length: number): number;
+  fsyncSync(fd: number): void;
+  renameSync(from: string, to: string): void;
+}
+
+const nodeIo: AtomicIo = {
+  writeSync: (fd, data, offset, length) => writeSync(fd, data, offset, length),
+  fsyncSync,
+  renameSync,
+};
+
+export interface AtomicWriteOptions {
+  /** The mode of a new file (and of every private file); default 0600. */
+  mode?: number;
+  /** A user's file: keep the mode of the file replaced, and replace a symlink's target, not the link. */
+  preserve?: boolean;
+  io?: AtomicIo;
+}
+
+/** What a write to `file` replaces: the symlink's target when `file` is one, else `file`. */
+export function replacedPath(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return file; // a new file (or a dangling link, replaced as a file)
+  }
+}
+
+export class ShortWrite extends Error {
+  constructor(file: string, written: number, total: number) {
+    super(`writing ${file} stopped after ${written} of ${total} bytes`);
+    this.name = "ShortWrite";
+  }
+}
+
+/** Write `data` to `file` atomically (see the module comment). */
+export function writeFileAtomic(
+  file: string,
+  data: string | Uint8Array,
+  opts: AtomicWriteOptions = {},
+): void {
+  const io = opts.io ?? nodeIo;
+  const target = opts.preserve ? replacedPath(file) : file;
+  let mode = opts.mode ?? 0o600;
+  let forceMode = !opts.preserve;
+  if (opts.preserve) {
+    try {
+      mode = statSync(target).mode & 0o7777;
+      forceMode = true; // the existing file's mode, exactly
+    } catch { /* a new file: the umask applies */ }
+  }
+  const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
   const tmp = path.join(
-    path.dirname(file),
-    `.${path.basename(file)}.${process.pid}.${randomHex()}.tmp`,
+    path.dirname(target),
+    `.${path.basename(target)}.hermit-${process.pid}-${randomHex()}.tmp`,
   );
   const fd = openSync(tmp, "wx", mode);
   try {
     try {
-      if (process.platform !== "win32") fchmodSync(fd, mode); // whatever the umask says
-      writeFileSync(fd, data); // all of it, however many writes that takes
-      fsyncSync(fd);
+      if (forceMode && process.platform !== "win32") fchmodSync(fd, mode);
+      for (let done = 0; done < bytes.length;) {
+        const n = io.writeSync(fd, bytes, done, bytes.length - done);
+        if (!(n > 0)) throw new ShortWrite(target, done, bytes.length);
+        done += n;
+      }
+      io.fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
-    renameSync(tmp, file);
+    io.renameSync(tmp, target);
   } catch (err) {
     rmSync(tmp, { force: true });
     throw err;

@@ -24,7 +24,9 @@ export interface SpawnPlan {
   verbatim: boolean;
 }
 
-export class BatchArgumentError extends Error {}
+export class BatchArgumentError extends Error {
+  override name = "BatchArgumentError";
+}
 
 function isBatchFile(file: string): boolean {
   return /\.(cmd|bat)$/i.test(file);

@@ -72,7 +72,7 @@ export async function runService(manifest: Manifest, opts: ServiceOptions): Prom
   const health = (): Health => ({
     status: starting
       ? "starting"
-      : [...gateway.upstreams.values()].every((u) => u.state === "connected" || u.state === "recycled")
+      : gateway.upstreamStatus().every((u) => u.state === "connected" || u.state === "recycled")
       ? "ok"
       : "degraded",
     adapter: manifest.name,
@@ -82,7 +82,7 @@ export async function runService(manifest: Manifest, opts: ServiceOptions): Prom
     clients: sessions.count,
     host_launched: opts.hostLaunched,
     tools: gateway.listTools().length,
-    upstreams: [...gateway.upstreams.values()].map((u) => u.status()),
+    upstreams: gateway.upstreamStatus(),
   });
   const handler = createHandler(
     {

@@ -82,7 +82,7 @@ export class SessionRegistry {
       const id = transport.sessionId;
       if (id && this.#sessions.get(id)?.transport === transport) this.#close(id, "transport closed");
     };
-    await session.server.connect(transport);
+    await session.connect(transport);
     const res = await transport.handleRequest(req, { parsedBody });
     if (!entry) {
       // not an initialize (or it failed): nothing to keep

@@ -77,12 +77,10 @@ describe("the vetted catalog lists what its pinned versions really offer", () =>
         u.cwd = tmp.path;
         delete u.tools.include;
         const m = parseManifest(JSON.stringify(spliced), file, tmp.path).manifest;
-        const offered = await withGateway(m, false, (g) => {
-          const conn = g.upstreams.get(e.name)!;
-          assert.equal(conn.state, "connected", `${e.name} started: ${conn.lastError}`);
-          return Promise.resolve(
-            conn.tools.map((t) => ({ name: t.raw, ro: t.tool.annotations?.readOnlyHint })),
-          );
+        const offered = await withGateway(m, false, async (g) => {
+          const conn = (await g.liveUpstreams()).find((u) => u.name === e.name)!;
+          assert.ok(conn.connected, `${e.name} started: ${conn.lastError}`);
+          return conn.tools.map((t) => ({ name: t.raw, ro: t.tool.annotations?.readOnlyHint }));
         }, { schemaCache: null, lock: "off" });
         assert.deepEqual(
           offered.map((t) => t.name).sort(),

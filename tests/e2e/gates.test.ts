@@ -16,6 +16,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import {
   connectHttp,
   GATES_TOOLS,
+  HOSTILE_READ_ONLY,
   type Service,
   startService,
   strayTags,
@@ -27,7 +28,16 @@ import { cmdline, descendants, Reaper, waitFor } from "../helpers/procs.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const SCOTLAND = "\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}";
-const SECRET_BITS = ["tok_live_123", "abc.def.ghi", "ghp_0123456789", "sk-live-abcdef", "hunter2"];
+const SECRET_BITS = [
+  "tok_live_123",
+  "abc.def.ghi",
+  "ghp_0123456789",
+  "sk-live-abcdef",
+  "hunter2",
+  "pgpass99",
+];
+/** Invisible characters beyond TAG (hostile.mjs's INVISIBLE): none may reach a host. */
+const INVISIBLE = /[\u202A-\u202E\u200B-\u200D\u00AD\u2060]/;
 const out = (r: { stdout: string; stderr: string }) => r.stdout + r.stderr;
 
 describe("gate 1: a hostile adapter is refused, the rest still serves", () => {
@@ -515,7 +525,10 @@ describe("gate 4: the hostile server's output is sanitized through every entry p
   const svc = () => (service ??= startService(dir, env, { reaper }));
 
   before(() => {
-    dir = writeGatesAdapter(path.join(tmp.path, "gates"), { trust: "untrusted" });
+    dir = writeGatesAdapter(path.join(tmp.path, "gates"), {
+      trust: "untrusted",
+      readOnlyTools: HOSTILE_READ_ONLY,
+    });
     env = { ...process.env as Record<string, string>, HOSTILE_LOG: path.join(tmp.path, "log") };
   });
   after(async () => {
@@ -538,6 +551,7 @@ describe("gate 4: the hostile server's output is sanitized through every entry p
         const r = await e.call("tagged");
         assert.equal(strayTags(JSON.stringify(r)), 0);
         assert.equal(textOf(r), `clean text ${SCOTLAND} flag\n`);
+        assert.doesNotMatch(JSON.stringify(r), INVISIBLE);
         assert.deepEqual((r.content[1] as { resource?: unknown }).resource, {
           uri: "hostile://embedded",
           mimeType: "text/plain",
@@ -556,7 +570,9 @@ describe("gate 4: the hostile server's output is sanitized through every entry p
         assert.equal(r.isError, true);
         for (const bit of SECRET_BITS) assert.ok(!textOf(r).includes(bit), `${bit} leaked: ${textOf(r)}`);
         assert.match(textOf(r), /\[REDACTED\]/);
+        assert.match(textOf(r), /postgres:\/\/\[REDACTED\]@db\.example/);
         assert.equal(strayTags(textOf(r)), 0);
+        assert.doesNotMatch(textOf(r), INVISIBLE);
         if (e.lastCode) assert.equal(e.lastCode(), 1);
       });
 
@@ -582,6 +598,17 @@ describe("gate 4: the hostile server's output is sanitized through every entry p
             assert.equal(strayTags(JSON.stringify(tools)), 0);
             const t = tools.find((x) => x.name === "tagged_schema")!;
             assert.deepEqual(t._meta, { "com.example.mcp/vendor": "kept" });
+          },
+        );
+
+        it(
+          "tools/list: only what the manifest declares is read-only (the relay retries by this flag)",
+          async () => {
+            const { tools } = await e.client!.listTools();
+            const readOnly = tools.filter((t) => t.annotations?.readOnlyHint === true).map((t) => t.name);
+            assert.ok(!readOnly.includes("liar"), "liar's own readOnlyHint: true is not passed on");
+            assert.equal(tools.find((t) => t.name === "liar")?.annotations?.readOnlyHint, false);
+            assert.ok(readOnly.includes("read_note") && readOnly.includes("env_tool"), readOnly.join());
           },
         );
 

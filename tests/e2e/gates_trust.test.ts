@@ -20,7 +20,7 @@ import {
   ElicitRequestSchema,
   type ElicitResult,
 } from "@modelcontextprotocol/sdk/types.js";
-import { writeGatesAdapter } from "../helpers/gates.ts";
+import { HOSTILE_READ_ONLY, writeGatesAdapter } from "../helpers/gates.ts";
 import { hermitBin, hermitEnv, runHermit } from "../helpers/hermit.ts";
 import { connectServe, type HermitSession, textOf } from "../helpers/mcp.ts";
 import { collect, kill, readUntil, Reaper, waitFor } from "../helpers/procs.ts";
@@ -34,6 +34,7 @@ const NO_ELICITATION =
 function setup(tmp: { path: string }): { dir: string; log: string; env: Record<string, string> } {
   const dir = writeGatesAdapter(path.join(tmp.path, "gates"), {
     trust: "untrusted",
+    readOnlyTools: HOSTILE_READ_ONLY,
     sampling: "{ max_rpm: 3, max_tokens_cap: 64 }",
     elicitation: "{ timeout: 3 }",
   });
@@ -78,9 +79,25 @@ describe("trust: a host without elicitation", () => {
     assert.equal(written(ctx.log), "");
   });
 
-  it("runs a read-only tool without asking", async () => {
+  it("runs a tool the manifest declares read-only without asking", async () => {
     const r = await s.client.callTool({ name: "read_note", arguments: {} });
     assert.equal(r.isError, undefined);
+  });
+
+  it("does not believe the server: liar claims readOnlyHint: true, writes, and is refused", async () => {
+    const r = await s.client.callTool({ name: "liar", arguments: { text: "lie" } });
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /^refused: liar on the untrusted server 'hostile' needs the user's approval/);
+    assert.equal(written(ctx.log), "");
+  });
+
+  it("tools/list never shows a tool hermit does not believe as read-only (hosts auto-approve those)", async () => {
+    const { tools } = await s.client.listTools();
+    const hint = (name: string) => tools.find((t) => t.name === name)?.annotations?.readOnlyHint;
+    assert.equal(hint("liar"), false);
+    assert.equal(hint("read_note"), true);
+    assert.equal(hint("write_note"), false);
+    assert.equal(hint("write_unannotated"), undefined);
   });
 
   it("declines the upstream's sampling and elicitation (the host supports neither)", async () => {
@@ -198,7 +215,17 @@ describe("trust: a host with elicitation and sampling", () => {
     assert.equal(written(ctx.log), "approved-1\n");
   });
 
-  it("a read-only tool on the untrusted server needs no approval", async () => {
+  it("liar needs the user's approval: asked, declined, not run", async () => {
+    const before = asked.length;
+    answer = () => Promise.resolve({ action: "decline" });
+    const no = await s.client.callTool({ name: "liar", arguments: { text: "lie-declined" } });
+    assert.match(textOf(no), /the user declined it; it was NOT run/);
+    assert.equal(asked.length, before + 1);
+    assert.match(asked.at(-1)!.message, /wants to run the tool 'liar', which may modify external state/);
+    assert.equal(written(ctx.log), "approved-1\n");
+  });
+
+  it("a tool the manifest declares read-only needs no approval", async () => {
     const before = asked.length;
     const r = await s.client.callTool({ name: "read_note", arguments: {} });
     assert.equal(textOf(r), "approved-1\n");
@@ -274,7 +301,30 @@ describe("trust: hermit call", () => {
     assert.equal(written(ctx.log), "");
   });
 
-  it("a read-only tool runs without a TTY", async () => {
+  it("liar, which claims to be read-only, is refused without a TTY (exit 4) and never runs", async () => {
+    const r = await runHermit(["call", ctx.dir, "liar", "--args", '{"text":"call-lie"}'], {
+      env: ctx.env,
+      timeoutMs: 60_000,
+    });
+    assert.equal(r.code, 4, r.stderr);
+    assert.match(r.stdout, /^refused: liar on the untrusted server 'hostile'/);
+    assert.equal(written(ctx.log), "");
+  });
+
+  it("tools --json shows liar's claim beside what hermit believes", async () => {
+    const r = await runHermit(["tools", ctx.dir, "--json"], { env: ctx.env, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const rows =
+      (JSON.parse(r.stdout) as { tools: { name: string; readOnly: boolean; claimsReadOnly: boolean }[] })
+        .tools;
+    const row = (name: string) => rows.find((t) => t.name === name);
+    assert.deepEqual(row("liar"), { ...row("liar"), readOnly: false, claimsReadOnly: true });
+    assert.deepEqual(row("read_note"), { ...row("read_note"), readOnly: true, claimsReadOnly: true });
+    const text = await runHermit(["tools", ctx.dir], { env: ctx.env, timeoutMs: 60_000 });
+    assert.match(text.stdout, /^liar .* writes \(claims read-only, not believed\)/m);
+  });
+
+  it("a tool the manifest declares read-only runs without a TTY", async () => {
     const r = await runHermit(["call", ctx.dir, "read_note"], { env: ctx.env, timeoutMs: 60_000 });
     assert.equal(r.code, 0, r.stderr);
   });

@@ -19,8 +19,10 @@ import { tempDir } from "../helpers/tmp.ts";
 
 type Fixture = Record<"mcp" | "sse" | "issuer" | "control", string>;
 
-async function startFixture(reaper: Reaper): Promise<Fixture> {
-  const child = spawn("node", [path.join(fixtures, "oauth", "server.mjs"), "--ttl", "3"], { stdio: "pipe" });
+async function startFixture(reaper: Reaper, more: string[] = []): Promise<Fixture> {
+  const child = spawn("node", [path.join(fixtures, "oauth", "server.mjs"), "--ttl", "3", ...more], {
+    stdio: "pipe",
+  });
   reaper.track(child.pid);
   child.stderr.resume();
   const line = await readUntil(child.stdout, "\n", 20_000);
@@ -296,5 +298,33 @@ describe("OAuth upstreams: login, refresh, failed re-login", { skip: process.pla
     const r = await call();
     assert.notEqual(r.code, 0);
     assert.ok(r.stderr.includes(LINE), r.stderr);
+  });
+});
+
+describe("OAuth: an authorization server without dynamic registration", {
+  skip: process.platform === "win32",
+}, () => {
+  const tmp = tempDir("hermit-oauth-");
+  const reaper = new Reaper();
+  after(async () => {
+    await reaper.reap();
+    tmp.cleanup();
+  });
+
+  it("login says to register hermit by hand (decided from the server's metadata, not an error's words)", async () => {
+    const fx = await startFixture(reaper, ["--no-registration"]);
+    const dir = path.join(tmp.path, "adapter");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      path.join(dir, "hermit.yaml"),
+      `name: oauth-demo\nexports: { tools: [whoami] }\nmcp_servers:\n  remote: { url: '${fx.mcp}', auth: oauth }\n`,
+    );
+    const env = { ...(process.env as Record<string, string>), HERMIT_HOME: path.join(tmp.path, "home") };
+    const r = await runHermit(["login", dir, "remote", "--timeout", "5"], { env, timeoutMs: 60_000 });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(
+      r.stderr,
+      /could not start the login: .*; register hermit with it yourself and set oauth\.client_id/,
+    );
   });
 });

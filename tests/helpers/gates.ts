@@ -20,6 +20,7 @@ export const GATES_TOOLS = [
   "write_note",
   "write_unannotated",
   "read_note",
+  "liar",
   "poisoned",
   "ask_sampling",
   "ask_elicitation",
@@ -29,12 +30,28 @@ export const GATES_TOOLS = [
 ];
 
 /**
+ * The hostile server's tools that really only read: what a manifest lists in `read_only_tools`
+ * for it (not `write_note`, `write_unannotated`, nor `liar`, which claims to read and writes).
+ */
+export const HOSTILE_READ_ONLY = [
+  "tagged",
+  "leaky_error",
+  "thrown_error",
+  "huge",
+  "read_note",
+  "poisoned",
+  "ask_*",
+  "dump_env",
+  "tagged_schema",
+];
+
+/**
  * Write `DIR/hermit.yaml`: mcp_servers.hostile (node hostile.mjs, declared env HOSTILE_LOG and
- * UPSTREAM_DECLARED) with the given trust and limits, and tools.env_tool.
+ * UPSTREAM_DECLARED) with the given trust, read-only tools and limits, and tools.env_tool.
  */
 export function writeGatesAdapter(
   dir: string,
-  opts: { trust?: string; sampling?: string; elicitation?: string } = {},
+  opts: { trust?: string; readOnlyTools?: string[]; sampling?: string; elicitation?: string } = {},
 ): string {
   mkdirSync(dir, { recursive: true });
   const yaml = [
@@ -53,6 +70,9 @@ export function writeGatesAdapter(
     `    args: [${JSON.stringify(HOSTILE)}]`,
     '    env: { HOSTILE_LOG: "${HOSTILE_LOG}", UPSTREAM_DECLARED: "${env:DECLARED_SRC}" }',
     ...(opts.trust ? [`    trust: ${opts.trust}`] : []),
+    ...(opts.readOnlyTools
+      ? [`    read_only_tools: [${opts.readOnlyTools.map((t) => JSON.stringify(t)).join(", ")}]`]
+      : []),
     ...(opts.sampling ? [`    sampling: ${opts.sampling}`] : []),
     ...(opts.elicitation ? [`    elicitation: ${opts.elicitation}`] : []),
   ].join("\n") + "\n";

@@ -192,8 +192,8 @@ export async function login(
     } catch (err) {
       contacting?.done();
       if (!p.authorizationUrl) {
-        const why = describeFailure(err, []);
-        const hint = /dynamic client registration/i.test(why)
+        const why = describeFailure(err, { stderrTail: [], oauth: true });
+        const hint = p.needsOwnClient
           ? "; register hermit with it yourself and set oauth.client_id (and client_secret)"
           : "";
         throw new HermitError(`${where}: could not start the login: ${why}${hint}`);
@@ -238,7 +238,9 @@ export async function login(
     } catch (err) {
       exchanging?.done();
       throw new HermitError(
-        `${where} did not accept the new token: ${describeFailure(err, [])}; ${UNCHANGED}`,
+        `${where} did not accept the new token: ${
+          describeFailure(err, { stderrTail: [], oauth: true })
+        }; ${UNCHANGED}`,
       );
     }
     exchanging?.done();

@@ -58,6 +58,8 @@ export class LoginOAuthProvider implements OAuthClientProvider {
    * A client registered in this run, else the configured one, else the stored one when it was
    * registered for this redirect URI; otherwise none, and the SDK registers one (RFC 7591).
    */
+  #noRegistration = false;
+
   clientInformation(): OAuthClientInformationMixed | undefined {
     if (this.#client) return this.#client;
     const configured = configuredClient(this.#o.oauth);
@@ -84,6 +86,13 @@ export class LoginOAuthProvider implements OAuthClientProvider {
 
   saveDiscoveryState(state: OAuthDiscoveryState): void {
     this.issuer = state.authorizationServerMetadata?.issuer ?? state.authorizationServerUrl;
+    this.#noRegistration = state.authorizationServerMetadata !== undefined &&
+      !state.authorizationServerMetadata.registration_endpoint;
+  }
+
+  /** The authorization server offers no dynamic registration and hermit has no client of its own. */
+  get needsOwnClient(): boolean {
+    return this.#noRegistration && this.clientInformation() === undefined;
   }
 
   redirectToAuthorization(url: URL): void {

@@ -1,14 +1,20 @@
 /**
- * The choke point, statically: every entry path into hermit puts the same session server
- * (src/mcp/server.ts) in front of the one gateway, and nothing else reaches a tool, an upstream
- * or a command. This test lists the places in src/ that create a session server, maps each to the
- * entry path tests/e2e/gates.test.ts drives through the real binary, and fails when a new one
- * appears (add it to ENTRY_PATHS there, then here) or when code outside the gateway calls tools.
+ * The choke point, structurally: the sources are read with the TypeScript compiler (its parser and
+ * type checker, not text matching), and the test proves that
+ *   - only the gateway (src/mcp/gateway.ts) creates upstream connections, runs command tools and
+ *     calls upstream tools; only its content router reads resources and prompts from upstreams;
+ *   - the gateway's public surface is exactly a known list (its upstream and command-tool maps, and
+ *     what it gives upstream connections, are private);
+ *   - only the session server (src/mcp/server.ts) calls the gateway's tools and content, and every
+ *     place that creates a session server is a known entry path that tests/e2e/gates.test.ts drives
+ *     through the real binary;
+ *   - the gateway applies the gates, and the gates are pure.
  */
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { describe, it } from "node:test";
+import { before, describe, it } from "node:test";
+import ts from "typescript";
 import { root } from "../../helpers/hermit.ts";
 
 function sources(dir = path.join(root, "src")): string[] {
@@ -17,11 +23,104 @@ function sources(dir = path.join(root, "src")): string[] {
   );
 }
 
-/** Source files (relative, /-separated) whose code (comments stripped) matches `re`. */
-function using(re: RegExp): string[] {
-  return sources().filter((f) => re.test(readFileSync(f, "utf8").replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "")))
-    .map((f) => path.relative(root, f).split(path.sep).join("/")).sort();
+const rel = (f: string) => path.relative(root, f).split(path.sep).join("/");
+
+/** Each place in src/ where `method` is called on a value of the class `owner` (by type, not name). */
+interface Use {
+  file: string;
+  owner: string;
+  member: string;
 }
+
+let program: ts.Program;
+let uses: Use[];
+/** `new X(...)` and calls of plain functions, by the file declaring what is constructed or called. */
+let constructs: Use[];
+let calls: Use[];
+
+/** What holding an upstream connection allows. */
+const UPSTREAM_MEMBERS = [
+  "callTool",
+  "withClient",
+  "ensureConnected",
+  "start",
+  "startFromCache",
+  "stop",
+  "refreshTools",
+];
+/** The content router's reads of upstream resources and prompts. */
+const CONTENT_MEMBERS = [
+  "readResource",
+  "listResources",
+  "listResourceTemplates",
+  "listPrompts",
+  "getPrompt",
+  "complete",
+];
+/** The members and names the guard asks about: the checker is asked only about these (it is costly). */
+const MEMBERS = new Set([...UPSTREAM_MEMBERS, ...CONTENT_MEMBERS, "callToolDetailed"]);
+const NAMES = new Set([
+  "UpstreamConnection",
+  "runCommandTool",
+  "createSessionServer",
+  "Server",
+  "McpServer",
+  "screenManifest",
+  "safeMode",
+  "needsApproval",
+  "sanitizeResult",
+  "sanitizeErrorMessage",
+]);
+
+function collect(): void {
+  const cfg = ts.getParsedCommandLineOfConfigFile(path.join(root, "tsconfig.json"), {}, {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: () => {},
+  })!;
+  program = ts.createProgram(sources(), { ...cfg.options, noEmit: true, skipLibCheck: true });
+  const checker = program.getTypeChecker();
+  uses = [];
+  constructs = [];
+  calls = [];
+  const declaredIn = (id: ts.Identifier) => {
+    let s = checker.getSymbolAtLocation(id);
+    if (s && s.flags & ts.SymbolFlags.Alias) s = checker.getAliasedSymbol(s);
+    const d = s?.declarations?.[0];
+    return d ? rel(d.getSourceFile().fileName) : "";
+  };
+  for (const sf of program.getSourceFiles()) {
+    if (!sf.fileName.startsWith(path.join(root, "src"))) continue;
+    const file = rel(sf.fileName);
+    const visit = (node: ts.Node): void => {
+      if (
+        ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) &&
+        MEMBERS.has(node.expression.name.text)
+      ) {
+        const type = checker.getTypeAtLocation(node.expression.expression);
+        const owner = (type.getSymbol() ?? type.aliasSymbol)?.getName() ?? "";
+        uses.push({ file, owner, member: node.expression.name.text });
+      }
+      if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && NAMES.has(node.expression.text)) {
+        calls.push({ file, owner: declaredIn(node.expression), member: node.expression.text });
+      }
+      if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && NAMES.has(node.expression.text)) {
+        constructs.push({ file, owner: declaredIn(node.expression), member: node.expression.text });
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
+}
+
+/** Files (other than `self`, the class's own) calling `members` on an `owner`. */
+const filesUsing = (owner: string, members: string[], self: string) =>
+  [
+    ...new Set(
+      uses.filter((u) => u.owner === owner && members.includes(u.member) && u.file !== self).map((u) =>
+        u.file
+      ),
+    ),
+  ].sort();
 
 /** Each place that serves hosts, and the entry path(s) the e2e test drives through it. */
 const ENTRY_POINTS: Record<string, string[]> = {
@@ -30,10 +129,94 @@ const ENTRY_POINTS: Record<string, string[]> = {
   "src/service/sessions.ts": ["HTTP service", "relay"],
 };
 
+/** Everything a holder of a Gateway can reach. A new public member is a decision: add it here. */
+const GATEWAY_SURFACE = [
+  "attach",
+  "callTool",
+  "callToolDetailed",
+  "capabilities",
+  "catalog",
+  "content",
+  "listTools",
+  "lock",
+  "logSelfCheck",
+  "manifest",
+  "onChange",
+  "refusals",
+  "safeMode",
+  "selfCheck",
+  "setLogLevel",
+  "start",
+  "stop",
+  "upstreamStatus",
+  "withheld",
+];
+
 describe("the choke point", () => {
+  before(collect);
+
+  it("only the gateway creates upstream connections and runs command tools", () => {
+    const made = constructs.filter((c) =>
+      c.owner === "src/mcp/upstream.ts" && c.member === "UpstreamConnection"
+    );
+    assert.deepEqual([...new Set(made.map((c) => c.file))], ["src/mcp/gateway.ts"]);
+    const ran = calls.filter((c) => c.owner === "src/mcp/command_tool.ts" && c.member === "runCommandTool");
+    assert.deepEqual([...new Set(ran.map((c) => c.file))], ["src/mcp/gateway.ts"]);
+  });
+
+  it("only the gateway and its content router use an upstream connection", () => {
+    assert.deepEqual(filesUsing("UpstreamConnection", UPSTREAM_MEMBERS, "src/mcp/upstream.ts"), [
+      "src/mcp/gateway.ts",
+      "src/mcp/gateway_content.ts",
+    ]);
+    // and nothing else holds one: the only value importers of upstream.ts are the gateway's modules
+    const importers = program.getSourceFiles().filter((sf) => sf.fileName.startsWith(path.join(root, "src")))
+      .filter((sf) =>
+        sf.statements.some((s) =>
+          ts.isImportDeclaration(s) && !s.importClause?.isTypeOnly &&
+          (s.moduleSpecifier as ts.StringLiteral).text.endsWith("/upstream.ts") &&
+          s.importClause?.namedBindings && ts.isNamedImports(s.importClause.namedBindings) &&
+          s.importClause.namedBindings.elements.some((e) => !e.isTypeOnly)
+        )
+      ).map((sf) => rel(sf.fileName)).sort();
+    assert.deepEqual(importers, ["src/mcp/gateway.ts"]);
+  });
+
+  it("the gateway's upstreams, command tools and upstream owner are private: its surface is a known list", () => {
+    const sf = program.getSourceFile(path.join(root, "src", "mcp", "gateway.ts"))!;
+    const cls = sf.statements.find((s): s is ts.ClassDeclaration =>
+      ts.isClassDeclaration(s) && s.name?.text === "Gateway"
+    )!;
+    // (never assert on a node itself: assert would print the whole syntax tree)
+    const implemented = (cls.heritageClauses ?? []).flatMap((h) =>
+      h.types.map((t) => t.expression.getText(sf))
+    );
+    assert.deepEqual(implemented, [], "the gateway implements no interface that would make more public");
+    const isPublic = (m: ts.ClassElement) =>
+      m.name !== undefined && !ts.isPrivateIdentifier(m.name) && !ts.isConstructorDeclaration(m) &&
+      !ts.getModifiers(m as ts.HasModifiers)?.some((x) =>
+        x.kind === ts.SyntaxKind.PrivateKeyword || x.kind === ts.SyntaxKind.ProtectedKeyword
+      );
+    const surface = cls.members.filter(isPublic).map((m) => (m.name as ts.Identifier).text).sort();
+    assert.deepEqual(surface, GATEWAY_SURFACE);
+  });
+
+  it("only the session server calls the gateway's tools, resources and prompts", () => {
+    assert.deepEqual(filesUsing("Gateway", ["callTool", "callToolDetailed"], "src/mcp/gateway.ts"), [
+      "src/mcp/server.ts",
+    ]);
+    // the gateway itself lists prompts once at start, for the description scan
+    assert.deepEqual(filesUsing("ContentRouter", CONTENT_MEMBERS, "src/mcp/gateway_content.ts"), [
+      "src/mcp/gateway.ts",
+      "src/mcp/server.ts",
+    ]);
+  });
+
   it("every creator of a session server is a known entry path", () => {
-    const creators = using(/\bcreateSessionServer\s*\(/).filter((f) => f !== "src/mcp/server.ts");
-    assert.deepEqual(creators, Object.keys(ENTRY_POINTS).sort());
+    const creators = calls.filter((c) =>
+      c.owner === "src/mcp/server.ts" && c.member === "createSessionServer"
+    );
+    assert.deepEqual([...new Set(creators.map((c) => c.file))].sort(), Object.keys(ENTRY_POINTS).sort());
   });
 
   it("every entry path is driven end to end by tests/e2e/gates.test.ts", () => {
@@ -44,46 +227,29 @@ describe("the choke point", () => {
   });
 
   it("only the session server is an MCP server", () => {
-    assert.deepEqual(using(/\bnew\s+(?:Server|McpServer)\s*\(/), ["src/mcp/server.ts"]);
-  });
-
-  it("only the session server calls the gateway's tools, resources and prompts", () => {
-    assert.deepEqual(using(/\bgateway\.(?:callTool|callToolDetailed)\s*\(/), ["src/mcp/server.ts"]);
-    assert.deepEqual(using(/\bgateway\.content\.\w+\s*\(/), ["src/mcp/server.ts"]);
-  });
-
-  it("only the gateway runs command tools and calls upstream tools", () => {
-    assert.deepEqual(using(/\brunCommandTool\s*\(/).filter((f) => f !== "src/mcp/command_tool.ts"), [
-      "src/mcp/gateway.ts",
-    ]);
-    assert.deepEqual(using(/\bupstream\.callTool\s*\(/), ["src/mcp/gateway.ts"]);
-    // the gateway (logging/setLevel) and its content router (resources, prompts, completion)
-    assert.deepEqual(using(/\.withClient\s*\(/).filter((f) => f !== "src/mcp/upstream.ts"), [
-      "src/mcp/gateway.ts",
-      "src/mcp/gateway_content.ts",
-    ]);
+    const servers = constructs.filter((c) => c.member === "Server" || c.member === "McpServer")
+      .filter((c) => c.owner.includes("@modelcontextprotocol/sdk"));
+    assert.deepEqual([...new Set(servers.map((c) => c.file))], ["src/mcp/server.ts"]);
   });
 
   it("the gateway applies the gates (behaviour is proven by the e2e tests; this catches a removal)", () => {
-    const gateway = readFileSync(path.join(root, "src", "mcp", "gateway.ts"), "utf8");
+    const inGateway = new Set(calls.filter((c) => c.file === "src/mcp/gateway.ts").map((c) => c.member));
     for (
-      const gate of [
-        "screenManifest(",
-        "safeMode(",
-        "needsApproval(",
-        "sanitizeResult(",
-        "sanitizeErrorMessage(",
-      ]
+      const gate of ["screenManifest", "safeMode", "needsApproval", "sanitizeResult", "sanitizeErrorMessage"]
     ) {
-      assert.ok(gateway.includes(gate), `src/mcp/gateway.ts no longer calls ${gate}`);
+      assert.ok(inGateway.has(gate), `src/mcp/gateway.ts no longer calls ${gate}`);
     }
+    const sanitized = calls.filter((c) => c.file === "src/mcp/gateway.ts" && c.member === "sanitizeResult");
+    assert.ok(sanitized.length >= 2, "both the command and the upstream result");
     // gate 9: the catalog leaves out what hermit.lock withholds, and the gateway refuses a call to it
-    const catalog = readFileSync(path.join(root, "src", "mcp", "gateway_catalog.ts"), "utf8");
-    assert.ok(catalog.includes("lock?.judge("), "src/mcp/gateway_catalog.ts no longer asks the lock");
-    assert.ok(gateway.includes("#catalog.withheld("), "src/mcp/gateway.ts no longer refuses withheld tools");
+    const text = (f: string) => readFileSync(path.join(root, "src", "mcp", f), "utf8");
     assert.ok(
-      (gateway.match(/sanitizeResult\(/g) ?? []).length >= 2,
-      "both the command and the upstream result",
+      text("gateway_catalog.ts").includes("lock.judge("),
+      "gateway_catalog.ts no longer asks the lock",
+    );
+    assert.ok(
+      text("gateway.ts").includes("#catalog.withheld("),
+      "gateway.ts no longer refuses withheld tools",
     );
   });
 });

@@ -8,12 +8,18 @@ import { describe, it } from "node:test";
 import { SAFE_MODE_NOTICE, safeMode } from "../../../src/gates/safe_mode.ts";
 import {
   approvalRequest,
+  believedReadOnly,
   foldTrust,
   needsApproval,
+  presentTool,
   readApproval,
   refusalText,
 } from "../../../src/gates/trust.ts";
-import { parseManifest } from "../../../src/manifest/load.ts";
+import { ManifestError, parseManifest } from "../../../src/manifest/load.ts";
+import { upstreamToolView } from "../../../src/mcp/catalog.ts";
+import { SchemaCache } from "../../../src/mcp/schema_cache.ts";
+import { warmAnswers } from "../../../src/relay/warm.ts";
+import { tempDir } from "../../helpers/tmp.ts";
 
 describe("trust: pins", () => {
   it("the trust table: only untrusted tools without readOnlyHint: true need approval", () => {
@@ -78,6 +84,131 @@ describe("trust: pins", () => {
       odd.warnings.map((w) => w.message).join("\n"),
       /trust 'trusted' is not full or untrusted; treated as untrusted/,
     );
+  });
+});
+
+describe("trust: what hermit believes is read-only", () => {
+  it("the belief table: the manifest's word always, the server's only when trusted", () => {
+    const table = (["full", "untrusted"] as const).flatMap((trust) =>
+      [true, false].flatMap((declared) =>
+        [true, false, undefined, "true"].map((hint) =>
+          `${trust} declared=${declared} hint=${String(hint)} → ${
+            believedReadOnly({ trust, declared, hint })
+          }`
+        )
+      )
+    );
+    assert.deepEqual(table, [
+      "full declared=true hint=true → true",
+      "full declared=true hint=false → true",
+      "full declared=true hint=undefined → true",
+      "full declared=true hint=true → true",
+      "full declared=false hint=true → true",
+      "full declared=false hint=false → false",
+      "full declared=false hint=undefined → false",
+      "full declared=false hint=true → false", // the string "true" is not readOnlyHint: true
+      "untrusted declared=true hint=true → true",
+      "untrusted declared=true hint=false → true",
+      "untrusted declared=true hint=undefined → true",
+      "untrusted declared=true hint=true → true",
+      "untrusted declared=false hint=true → false", // the liar
+      "untrusted declared=false hint=false → false",
+      "untrusted declared=false hint=undefined → false",
+      "untrusted declared=false hint=true → false",
+    ]);
+  });
+
+  it("hosts are shown the belief, never an unbelieved claim", () => {
+    const liar = {
+      name: "liar",
+      inputSchema: { type: "object" as const },
+      annotations: { readOnlyHint: true },
+    };
+    assert.deepEqual(presentTool(liar, false).annotations, { readOnlyHint: false });
+    assert.equal(presentTool(liar, true), liar, "agreeing annotations are left alone");
+    const plain = { name: "plain", inputSchema: { type: "object" as const } };
+    assert.equal(presentTool(plain, false), plain);
+    assert.deepEqual(presentTool(plain, true).annotations, { readOnlyHint: true });
+    const titled = { ...liar, annotations: { readOnlyHint: true, title: "T", destructiveHint: true } };
+    assert.deepEqual(presentTool(titled, false).annotations, {
+      readOnlyHint: false,
+      title: "T",
+      destructiveHint: true,
+    });
+  });
+
+  const manifest = (entry: string) =>
+    parseManifest(
+      `name: t\nexports: { tools: [liar, read_a, read_b, other] }\nmcp_servers:\n  s:\n    command: node\n${entry}`,
+      "/tmp/hermit.yaml",
+      "/tmp",
+    ).manifest;
+
+  it("read_only_tools takes a name, a glob, or a list of them (the server's own names)", () => {
+    assert.deepEqual(manifest("    read_only_tools: read_*\n").upstreams.s.readOnlyTools, ["read_*"]);
+    assert.deepEqual(
+      manifest("    read_only_tools: [read_a, 'get_*']\n").upstreams.s.readOnlyTools,
+      ["read_a", "get_*"],
+    );
+    assert.deepEqual(manifest("").upstreams.s.readOnlyTools, []);
+  });
+
+  it("a wrong read_only_tools is a located one-line error", () => {
+    for (const bad of ["    read_only_tools: 3\n", "    read_only_tools: [a, { b: 1 }]\n"]) {
+      assert.throws(() => manifest(bad), (err: unknown) => {
+        assert.ok(err instanceof ManifestError);
+        assert.match(err.message, /hermit\.yaml:6:\d+: mcp_servers\.s\.read_only_tools must be a tool name/);
+        assert.equal(err.message.split("\n").length, 1);
+        return true;
+      });
+    }
+    assert.throws(() => manifest("    read_only_tool: [a]\n"), /did you mean 'read_only_tools'\?/);
+  });
+
+  it("the catalog view: untrusted and undeclared is not read-only, whatever the server says", () => {
+    const tool = (name: string) => ({
+      name,
+      inputSchema: { type: "object" as const },
+      annotations: { readOnlyHint: true },
+    });
+    const u = manifest("    trust: untrusted\n    read_only_tools: [read_*]\n    prefix: x_\n").upstreams.s;
+    const liar = upstreamToolView(u, { raw: "liar", exported: "x_liar", tool: tool("liar") });
+    assert.deepEqual(
+      [liar.readOnly, liar.claimsReadOnly, liar.tool.annotations?.readOnlyHint, liar.tool.name],
+      [false, true, false, "x_liar"],
+    );
+    // the globs match the server's own name, not the exported one
+    const read = upstreamToolView(u, { raw: "read_a", exported: "x_read_a", tool: tool("read_a") });
+    assert.deepEqual([read.readOnly, read.tool.annotations?.readOnlyHint], [true, true]);
+    const trusted = upstreamToolView(manifest("").upstreams.s, {
+      raw: "liar",
+      exported: "liar",
+      tool: tool("liar"),
+    });
+    assert.equal(trusted.readOnly, true);
+  });
+
+  it("the relay's warm tools/list follows the same rule (the relay retries by it)", () => {
+    const tmp = tempDir("hermit-trust-warm-");
+    try {
+      const m = manifest("    trust: untrusted\n    read_only_tools: [read_a, read_b]\n");
+      const cache = new SchemaCache(tmp.path, Date.now, m.dir);
+      cache.put(m.upstreams.s, {
+        tools: ["liar", "read_a", "read_b", "other"].map((name) => ({
+          name,
+          inputSchema: { type: "object" as const },
+          annotations: { readOnlyHint: name !== "other" },
+        })),
+      });
+      const list = warmAnswers(m, (u) => cache.get(u), {}).toolsList();
+      assert.ok(list, "every exported tool is in the cache");
+      assert.deepEqual(
+        list.tools.map((t) => [t.name, t.annotations?.readOnlyHint]),
+        [["liar", false], ["read_a", true], ["read_b", true], ["other", false]],
+      );
+    } finally {
+      tmp.cleanup();
+    }
   });
 });
 

@@ -66,10 +66,11 @@ describe("ttlMs refresh (fake clock)", () => {
 
   it("re-lists when the TTL runs out and tells the host with list_changed", async () => {
     const clock = new FakeClock();
+    const cache = new SchemaCache(path.join(tmp.path, "a"), () => clock.now());
     const gateway = new Gateway(manifest, {
       clock,
       transportFactory: upstreamFactory(60_000),
-      schemaCache: new SchemaCache(path.join(tmp.path, "a"), () => clock.now()),
+      schemaCache: cache,
     });
     await gateway.start();
     const h = await host(gateway);
@@ -82,7 +83,7 @@ describe("ttlMs refresh (fake clock)", () => {
     clock.advance(1);
     await until(() => h.changes() === 1, "list_changed reached the host");
     assert.deepEqual((await h.client.listTools()).tools.map((t) => t.name), ["alpha", "beta"]);
-    const entry = gateway.schemaCache!.read(manifest.upstreams.up)!;
+    const entry = cache.read(manifest.upstreams.up)!;
     assert.deepEqual(entry.tools.map((t) => t.name), ["alpha", "beta"], "the cache was written through");
     assert.equal(entry.ttl_ms, 60_000);
     await gateway.stop();

@@ -11,15 +11,16 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { parseManifest } from "../../../src/manifest/load.ts";
-import { Gateway } from "../../../src/mcp/gateway.ts";
+import { UpstreamConnection } from "../../../src/mcp/upstream.ts";
 import { cooldownSeconds, jitteredBackoff } from "../../../src/mcp/upstream_lifecycle.ts";
 import { FakeClock } from "../../helpers/fake_clock.ts";
+import { testOwner } from "../../helpers/upstream.ts";
 
-const manifest = parseManifest(
+const config = parseManifest(
   "name: guards\nexports: { tools: [ping_tool] }\nmcp_servers:\n  up: { command: unused, tools: { include: [ping_tool] } }\n",
   "/x/hermit.yaml",
   "/x",
-).manifest;
+).manifest.upstreams.up;
 
 /** A transport that fails to start: the server "cannot be spawned". */
 class FailingTransport implements Transport {
@@ -68,32 +69,25 @@ describe("connect guards", () => {
 
   it("ten concurrent calls start the server once", async () => {
     let opened = 0;
-    const gateway = new Gateway(manifest, {
-      clock: new FakeClock(),
-      schemaCache: null,
-      transportFactory: () => (opened++, slowServer(30)),
-    });
+    const upstream = new UpstreamConnection(
+      config,
+      testOwner(new FakeClock(), () => (opened++, slowServer(30))),
+    );
     // no start(): the first calls find it not connected
-    const upstream = gateway.upstreams.get("up")!;
     const results = await Promise.all(
       Array.from({ length: 10 }, () => upstream.callTool("ping_tool", {}, { readOnly: true })),
     );
     assert.equal(opened, 1);
     assert.ok(results.every((r) => (r.content as { text: string }[])[0].text === "pong"));
-    await gateway.stop();
+    await upstream.stop();
   });
 
   it("after a failure: calls fail fast until the cooldown passes, then one new attempt", async () => {
     let opened = 0;
     const clock = new FakeClock();
-    const gateway = new Gateway(manifest, {
-      clock,
-      schemaCache: null,
-      transportFactory: () => (opened++, new FailingTransport()),
-    });
-    await gateway.start();
+    const up = new UpstreamConnection(config, testOwner(clock, () => (opened++, new FailingTransport())));
+    await up.start();
     assert.equal(opened, 1);
-    const up = gateway.upstreams.get("up")!;
     assert.equal(up.state, "cooldown");
     for (let i = 0; i < 5; i++) {
       await assert.rejects(
@@ -110,24 +104,19 @@ describe("connect guards", () => {
     assert.equal(opened, 2, "one attempt once the cooldown is over");
     await assert.rejects(up.ensureConnected(), /next attempt in 60 s/);
     assert.equal(up.status().failures, 2);
-    await gateway.stop();
+    await up.stop();
   });
 
-  it("an idle stdio server is recycled on the gateway's clock, after idle_timeout_seconds", async () => {
+  it("an idle stdio server is recycled on the injected clock, after idle_timeout_seconds", async () => {
     const idle = parseManifest(
       "name: guards\nexports: { tools: [ping_tool] }\nmcp_servers:\n  up: { command: unused, idle_timeout_seconds: 60, tools: { include: [ping_tool] } }\n",
       "/x/hermit.yaml",
       "/x",
-    ).manifest;
+    ).manifest.upstreams.up;
     let opened = 0;
     const clock = new FakeClock();
-    const gateway = new Gateway(idle, {
-      clock,
-      schemaCache: null,
-      transportFactory: () => (opened++, slowServer(0)),
-    });
-    await gateway.start();
-    const up = gateway.upstreams.get("up")!;
+    const up = new UpstreamConnection(idle, testOwner(clock, () => (opened++, slowServer(0))));
+    await up.start();
     assert.equal(up.state, "connected");
     clock.advance(59_000);
     assert.equal(up.state, "connected", "not before the idle timeout");
@@ -136,6 +125,6 @@ describe("connect guards", () => {
     const r = await up.callTool("ping_tool", {}, { readOnly: true });
     assert.equal((r.content as { text: string }[])[0].text, "pong");
     assert.equal(opened, 2, "the next call starts it again");
-    await gateway.stop();
+    await up.stop();
   });
 });

@@ -181,14 +181,19 @@ describe("describeFailure for OAuth", () => {
     const e401 = Object.assign(new Error("Streamable HTTP error: Error POSTing to endpoint: {}"), {
       code: 401,
     });
+    const plain = { stderrTail: [], oauth: false };
     assert.match(
-      describeFailure(e401, []),
+      describeFailure(e401, plain),
       /^the server requires authorization \(HTTP 401\): add 'auth: oauth'/,
     );
+    // with an OAuth provider the SDK authorizes before it reports a 401: the new token was refused
     const again = Object.assign(new Error("Server returned 401 after successful authentication"), {
       code: 401,
     });
-    assert.match(describeFailure(again, []), /refused hermit's new OAuth access token/);
-    assert.equal(describeFailure(new Error("plain"), []), "plain");
+    assert.match(
+      describeFailure(again, { stderrTail: [], oauth: true }),
+      /refused hermit's new OAuth access token/,
+    );
+    assert.equal(describeFailure(new Error("plain"), plain), "plain");
   });
 });

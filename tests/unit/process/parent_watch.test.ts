@@ -54,7 +54,7 @@ describe("watching the parent", { timeout: 60_000 }, () => {
       `import { sessionEnd } from ${JSON.stringify(session)};\n` +
         `const ended = sessionEnd({}, { pollMs: 20 });\n` +
         `console.log("watching");\n` +
-        `console.log("ended: " + await ended);\n`,
+        `console.log("ended: " + (await ended).text);\n`,
     );
     // sh stands in for the host: it starts the session, then is killed
     const argv = ["-c", '"$@" & echo "pid $!"; exec sleep 1000', "sh", ...runtimeArgv(script)];

@@ -1,0 +1,68 @@
+/**
+ * Which files one simple shell command writes: its output redirections (`>`, `>>`, `&>`, `<>`, …)
+ * and the destinations of the common writing programs (`tee`, `cp`/`mv`/`install`/`ln`/`rsync`,
+ * `sed -i`/`perl -i`, `dd of=`, `touch`, editors). Reading is not writing: `source ~/.bashrc`,
+ * `. ~/.profile` and `--config ~/.ssh/config` write nothing. Also the commands a command runs
+ * (`find -exec …`). Pure; the words arrive with quotes removed (shell_words.ts).
+ */
+import { baseName } from "./shell_unwrap.ts";
+import type { Redirect } from "./shell_words.ts";
+
+const WRITE_OPS = new Set([">", ">>", ">|", ">&", "&>", "&>>", "<>"]);
+/** Programs whose last operand (or `-t DIR`) is the destination. */
+const COPIERS = new Set(["cp", "mv", "install", "ln", "rsync", "scp"]);
+/** Programs that write every operand. */
+const WRITE_ALL = new Set(["tee", "touch", "truncate", "ed", "ex", "vi", "vim", "nano", "emacs"]);
+/** In-place editors: every operand when given `-i` (sed, perl: `-i`, `-i.bak`, `-pi`, `--in-place`). */
+const IN_PLACE = new Set(["sed", "gsed", "perl"]);
+
+const operands = (args: readonly string[]) => args.filter((a) => !a.startsWith("-") || a === "-");
+
+/** A redirection target that is a file (not `2>&1`'s descriptor, not `>&-`). */
+function fileTarget(r: Redirect): string | undefined {
+  if (!WRITE_OPS.has(r.op)) return undefined;
+  if (r.op === ">&" && /^(?:\d+|-)$/.test(r.target)) return undefined;
+  return r.target;
+}
+
+/** The files `argv` (wrappers already peeled off) and its redirections write to. */
+export function writtenFiles(argv: readonly string[], redirects: readonly Redirect[]): string[] {
+  const out = redirects.flatMap((r) => fileTarget(r) ?? []);
+  if (!argv.length) return out;
+  const name = baseName(argv[0]).replace(/\.exe$/, "");
+  const args = argv.slice(1);
+  if (WRITE_ALL.has(name)) out.push(...operands(args));
+  else if (COPIERS.has(name)) {
+    const t = args.findIndex((a) => a === "-t" || a === "--target-directory");
+    const eq = args.find((a) => a.startsWith("--target-directory="));
+    const ops = operands(args);
+    if (t >= 0 && args[t + 1]) out.push(args[t + 1]);
+    else if (eq) out.push(eq.slice(eq.indexOf("=") + 1));
+    else if (ops.length >= 2) out.push(ops[ops.length - 1]);
+  } else if (IN_PLACE.has(name) && args.some((a) => /^-[a-z]*i/.test(a) || a.startsWith("--in-place"))) {
+    out.push(...operands(args));
+  } else if (name === "dd") {
+    out.push(...args.filter((a) => a.startsWith("of=")).map((a) => a.slice(3)));
+  }
+  return out;
+}
+
+/** `crontab` installing or editing a table (anything but listing it). */
+export function installsCrontab(argv: readonly string[]): boolean {
+  if (!argv.length || baseName(argv[0]) !== "crontab") return false;
+  const args = argv.slice(1).filter((a, i, all) => a !== "-u" && all[i - 1] !== "-u");
+  return !(args.length === 1 && args[0] === "-l");
+}
+
+/** Commands `argv` runs itself: `find … -exec CMD … ;` (and `-execdir`, `-ok`, `-okdir`). */
+export function commandsRun(argv: readonly string[]): string[][] {
+  if (!argv.length || baseName(argv[0]) !== "find") return [];
+  const out: string[][] = [];
+  for (let i = 1; i < argv.length; i++) {
+    if (!/^-(?:exec|execdir|ok|okdir)$/.test(argv[i])) continue;
+    const stop = argv.findIndex((a, j) => j > i && (a === ";" || a === "+"));
+    out.push(argv.slice(i + 1, stop < 0 ? argv.length : stop));
+    if (stop > 0) i = stop;
+  }
+  return out;
+}

@@ -1,0 +1,167 @@
+/**
+ * Invisible characters, decided per Unicode class and in context, for gates 3 and 4. What is
+ * hidden in a description is flagged by the scan; what is hidden in a result is stripped, except
+ * the bidi marks, which right-to-left text needs:
+ *
+ *   class                      characters                           result      description
+ *   TAG characters             U+E0000–E007F                        stripped    flagged
+ *   bidi controls              U+202A–202E, U+2066–2069             stripped    flagged
+ *   bidi marks                 U+200E, U+200F, U+061C               kept        flagged
+ *   zero-width                 U+200B, U+2060–2064, U+FEFF, U+180E  stripped    flagged
+ *   joiners                    U+200C (ZWNJ), U+200D (ZWJ)          stripped    flagged
+ *   soft hyphen                U+00AD                               stripped    flagged
+ *   variation selectors        U+FE00–FE0F, U+E0100–E01EF           stripped    flagged
+ *
+ * Not hidden, so neither stripped nor flagged: an emoji tag sequence (a subdivision flag such as
+ * 🏴 + tags + cancel tag), a ZWJ inside an emoji ZWJ sequence (👩‍💻), a joiner between two letters
+ * of a script that uses them (Persian, Indic), one variation selector right after a character
+ * (❤️; a U+E0100–E01EF selector only after a Han ideograph). Runs of selectors ("emoji
+ * smuggling") are hidden. Also the text the scan matches its phrasing against: hidden characters
+ * removed, NFKC (fullwidth forms) and a small map of Cyrillic and Greek look-alikes folded to
+ * Latin. Pure.
+ */
+
+export type HiddenClass =
+  | "tag"
+  | "bidi-control"
+  | "bidi-mark"
+  | "zero-width"
+  | "joiner"
+  | "soft-hyphen"
+  | "selector";
+
+/** How the scan names each class (several classes share a name). */
+export const HIDDEN_NAMES: Record<HiddenClass, string> = {
+  tag: "Unicode TAG characters",
+  "bidi-control": "bidirectional control characters",
+  "bidi-mark": "bidirectional control characters",
+  "zero-width": "zero-width characters",
+  joiner: "zero-width characters",
+  "soft-hyphen": "soft hyphens",
+  selector: "variation selectors",
+};
+
+/** Every character that may be hidden; which ones are depends on their neighbours. */
+/** Any character that may be hidden somewhere (whether it is, depends on its neighbours). */
+export const CANDIDATE =
+  /[\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFE00-\uFE0F\uFEFF\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}]/u;
+export const CANDIDATES = new RegExp(CANDIDATE.source, "gu");
+const EMOJI_TAG_SEQUENCE = /\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}/gu;
+const PICTOGRAPH = /\p{Extended_Pictographic}/u;
+const EMOJI_MODIFIER = /[\uFE0F\u{1F3FB}-\u{1F3FF}]/u;
+const JOINED_LETTER = /[\p{L}\p{M}]/u;
+const LATIN = /[\p{Script=Latin}\p{ASCII}]/u;
+const HAN = /\p{Script=Han}/u;
+const SELECTOR = /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/u;
+
+function classOf(cp: number): HiddenClass {
+  if (cp >= 0xE0000 && cp <= 0xE007F) return "tag";
+  if ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)) return "bidi-control";
+  if (cp === 0x200E || cp === 0x200F || cp === 0x061C) return "bidi-mark";
+  if (cp === 0x200C || cp === 0x200D) return "joiner";
+  if (cp === 0x00AD) return "soft-hyphen";
+  if ((cp >= 0xFE00 && cp <= 0xFE0F) || cp >= 0xE0100) return "selector";
+  return "zero-width";
+}
+
+/** The code point before `index` and the one after the character at `index`. */
+function neighbours(text: string, index: number, char: string): { prev?: string; next?: string } {
+  const before = text.slice(Math.max(0, index - 2), index);
+  const prev = before ? [...before].pop() : undefined;
+  const next = text.slice(index + char.length).codePointAt(0);
+  return { prev, next: next === undefined ? undefined : String.fromCodePoint(next) };
+}
+
+/** The code point before `index`, skipping emoji modifiers (FE0F, skin tones). */
+function baseBefore(text: string, index: number): string | undefined {
+  return [...text.slice(Math.max(0, index - 16), index)].reverse().find((c) => !EMOJI_MODIFIER.test(c));
+}
+
+function allowedInContext(
+  text: string,
+  index: number,
+  char: string,
+  cls: HiddenClass,
+  flags: [number, number][],
+): boolean {
+  if (cls === "tag") return flags.some(([from, to]) => index >= from && index < to);
+  const { prev, next } = neighbours(text, index, char);
+  if (cls === "joiner") {
+    if (char === "\u200D") {
+      const base = baseBefore(text, index);
+      if (base && next && PICTOGRAPH.test(base) && PICTOGRAPH.test(next)) return true;
+    }
+    return !!prev && !!next && JOINED_LETTER.test(prev) && JOINED_LETTER.test(next) && !LATIN.test(prev) &&
+      !LATIN.test(next);
+  }
+  if (cls === "selector") {
+    if (!prev || SELECTOR.test(prev) || CANDIDATE.test(prev) || /\s/.test(prev)) return false;
+    return char.codePointAt(0)! < 0xE0100 || HAN.test(prev);
+  }
+  return false;
+}
+
+export interface HiddenChar {
+  index: number;
+  char: string;
+  cls: HiddenClass;
+}
+
+/** Every character of `text` that is hidden where it stands. */
+export function findHidden(text: string): HiddenChar[] {
+  if (!CANDIDATE.test(text)) return [];
+  const flags: [number, number][] = [...text.matchAll(EMOJI_TAG_SEQUENCE)].map((m) => [
+    m.index!,
+    m.index! + m[0].length,
+  ]);
+  const out: HiddenChar[] = [];
+  for (const m of text.matchAll(CANDIDATES)) {
+    const cls = classOf(m[0].codePointAt(0)!);
+    if (!allowedInContext(text, m.index!, m[0], cls, flags)) out.push({ index: m.index!, char: m[0], cls });
+  }
+  return out;
+}
+
+/** `text` without the hidden characters a result must not carry (bidi marks stay). */
+export function stripHidden(text: string): string {
+  const hidden = findHidden(text).filter((h) => h.cls !== "bidi-mark");
+  if (!hidden.length) return text;
+  let out = "";
+  let last = 0;
+  for (const h of hidden) {
+    out += text.slice(last, h.index);
+    last = h.index + h.char.length;
+  }
+  return out + text.slice(last);
+}
+
+/** Cyrillic and Greek letters that look like Latin ones (NFKC already folds fullwidth forms). */
+const CONFUSABLES: Record<string, string> = Object.fromEntries(
+  [
+    ..."аaвbеeёeһhіiјjкkмmнhоoрpсcтtуyхxѕsԁdԛqԝwɡgıiαaβbεeιiκkνvοoρpτtυuχxγy" +
+      "АAВBЕEЁEНHІIЈJКKМMОOРPСCТTУYХXЅSԚQԜWΑAΒBΕEΖZΗHΙIΚKΜMΝNΟOΡPΤTΥYΧX",
+  ]
+    .flatMap((c, i, all) => (i % 2 ? [] : [[c, all[i + 1]]])),
+);
+
+/**
+ * The text phrasing rules are matched against, and for each of its characters the index of the
+ * character it came from in `text` (so an excerpt shows what was really written).
+ */
+export function foldForMatching(text: string): { folded: string; origin: number[] } {
+  const hidden = new Set(findHidden(text).map((h) => h.index));
+  let folded = "";
+  const origin: number[] = [];
+  let i = 0;
+  for (const c of text) {
+    if (!hidden.has(i) && c !== "\u00AD") {
+      for (const f of c.normalize("NFKC")) {
+        const mapped = CONFUSABLES[f] ?? f;
+        folded += mapped;
+        for (let k = 0; k < mapped.length; k++) origin.push(i);
+      }
+    }
+    i += c.length;
+  }
+  return { folded, origin };
+}

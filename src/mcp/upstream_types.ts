@@ -1,0 +1,84 @@
+/**
+ * What an upstream connection and its owner (the gateway) say to each other: what the owner
+ * provides, the status an upstream reports, the typed error a call gets when no connection can be
+ * had, and the wording of each case (one small function per message).
+ */
+import type { Upstream } from "../manifest/types.ts";
+import type { SchemaCache } from "./schema_cache.ts";
+import type { BuiltTransport } from "./upstream_transport.ts";
+import { type Clock, cooldownSeconds } from "./upstream_lifecycle.ts";
+import type { Admission, Life, UpstreamState } from "./upstream_state.ts";
+
+/** What an upstream needs from whoever owns it (the gateway). */
+export interface UpstreamOwner {
+  readonly clock: Clock;
+  readonly schemaCache?: SchemaCache;
+  openTransport(u: Upstream): BuiltTransport;
+  onToolsChanged(server: string): void;
+  onPromptsChanged(server: string): void;
+  onResourcesChanged(server: string): void;
+  onStderrLine(server: string, line: string): void;
+  /** Server-to-client requests (sampling, elicitation), answered by the gateway. */
+  handleServerRequest(server: string, method: string, params: unknown, signal: AbortSignal): Promise<unknown>;
+  /** Log messages and resource updates from the server. */
+  onNotification(server: string, method: string, params: Record<string, unknown>): void;
+  /** OAuth upstreams: a value that changes when the stored login does; undefined otherwise. */
+  credentialsStamp?(u: Upstream): string | undefined;
+}
+
+/** Why a call found no connection; callers decide by `reason`, never by the message. */
+export class UpstreamUnavailable extends Error {
+  constructor(
+    readonly server: string,
+    readonly reason: "stopped" | "refused" | "cooldown" | "needs-login" | "failed",
+    message: string,
+    readonly retryInSeconds?: number,
+  ) {
+    super(message);
+    this.name = "UpstreamUnavailable";
+  }
+}
+
+// The wording of what an unavailable upstream says, one function per case.
+export const stoppedMessage = (server: string, lastError?: string) =>
+  `mcp_servers.${server} is stopped${lastError ? ` (${lastError})` : ""}`;
+export const cooldownMessage = (server: string, lastError: string | undefined, seconds: number) =>
+  `mcp_servers.${server} is unavailable (${lastError}); next attempt in ${seconds} s`;
+export const failedToStartMessage = (server: string, why: string) =>
+  `mcp_servers.${server} failed to start: ${why}`;
+export const failureLogLine = (server: string, why: string, failures: number) =>
+  `mcp_servers.${server}: ${why} (attempt ${failures}; next in ${cooldownSeconds(failures)} s)`;
+
+export interface UpstreamStatus {
+  name: string;
+  state: UpstreamState;
+  transport: Upstream["kind"];
+  tools: number;
+  pid?: number;
+  cached?: boolean;
+  failures: number;
+  retryInSeconds?: number;
+  lastError?: string;
+  /** Screening refused the entry right before its spawn: it never runs. */
+  refused?: boolean;
+}
+
+/** The error a call gets when admission says no. */
+export function unavailable(
+  server: string,
+  life: Life,
+  a: Exclude<Admission, { go: true }>,
+): UpstreamUnavailable {
+  if (a.why === "stopped") {
+    return life.refusal !== undefined
+      ? new UpstreamUnavailable(server, "refused", life.refusal)
+      : new UpstreamUnavailable(server, "stopped", stoppedMessage(server, life.lastError));
+  }
+  if (a.why === "needs-login") return new UpstreamUnavailable(server, "needs-login", life.lastError ?? "");
+  return new UpstreamUnavailable(
+    server,
+    "cooldown",
+    cooldownMessage(server, life.lastError, a.retryInSeconds),
+    a.retryInSeconds,
+  );
+}

@@ -1,0 +1,49 @@
+/**
+ * Reading a file hermit parses (the manifest, context, skills, roles) with a size limit, so a huge
+ * or endless file (a 100 MB manifest, a link to /dev/zero) is a one-line error, found quickly and
+ * without reading more than the limit into memory.
+ */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+
+export const MiB = 1024 * 1024;
+
+/** The file holds more than `limit` bytes (`size` is what stat said, when it knew). */
+export class FileTooLarge extends Error {
+  constructor(readonly file: string, readonly limit: number, readonly size?: number) {
+    super(
+      `${file} is ${size === undefined ? "larger than" : `${size} bytes, over`} the limit of ${
+        describeBytes(limit)
+      }`,
+    );
+    this.name = "FileTooLarge";
+  }
+}
+
+/** `n` bytes for people: `1 MiB`, `11.5 MiB`, `512 bytes`. */
+export function describeBytes(n: number): string {
+  if (n < MiB) return `${n} bytes`;
+  const mib = n / MiB;
+  return `${Number.isInteger(mib) ? mib : mib.toFixed(1)} MiB`;
+}
+
+/** The UTF-8 text of `file`, or `FileTooLarge` past `limit` bytes (I/O errors are thrown as they are). */
+export function readTextCapped(file: string, limit: number): string {
+  const fd = openSync(file, "r");
+  try {
+    const st = fstatSync(fd);
+    if (st.isFile() && st.size > limit) throw new FileTooLarge(file, limit, st.size);
+    const chunks: Buffer[] = [];
+    let got = 0;
+    for (;;) {
+      const chunk = Buffer.alloc(Math.min(64 * 1024, limit + 1 - got));
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      chunks.push(chunk.subarray(0, n));
+      got += n;
+      if (got > limit) throw new FileTooLarge(file, limit); // it grew, or is not a regular file
+    }
+    return Buffer.concat(chunks, got).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
