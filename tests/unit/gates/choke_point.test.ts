@@ -138,6 +138,7 @@ const GATEWAY_SURFACE = [
   "catalog",
   "content",
   "listTools",
+  "liveUpstreams",
   "lock",
   "logSelfCheck",
   "manifest",
