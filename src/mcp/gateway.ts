@@ -30,6 +30,7 @@ import { defaultSchemaCache, type SchemaCache } from "./schema_cache.ts";
 import { UpstreamConnection, type UpstreamOwner } from "./upstream.ts";
 import { type Clock, realClock } from "./upstream_lifecycle.ts";
 import type { BuiltTransport } from "./upstream_transport.ts";
+import type { SandboxHost } from "../sandbox/host.ts";
 import { Transports } from "./gateway_transports.ts";
 
 export type { CallContext, SessionPeer } from "./gateway_requests.ts";
@@ -144,6 +145,12 @@ export class Gateway implements UpstreamOwner {
 
   async stop(): Promise<void> {
     await Promise.all([...this.upstreams.values()].map((u) => u.stop()));
+    await this.sandbox.close();
+  }
+
+  /** The sandbox every child starts in (what it enforces, per entry: `tools`, `check`). */
+  get sandbox(): SandboxHost {
+    return this.#transports.sandbox;
   }
 
   /** A host session starts using the gateway; the returned function detaches it. */

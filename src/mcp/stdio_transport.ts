@@ -17,6 +17,9 @@ export interface StdioSpawn {
   cwd?: string;
 }
 
+/** Starts the child some other way (the sandbox's launcher); resolves once it runs. */
+export type Launch = (spawn: StdioSpawn, stdio: "pipe"[]) => Promise<ProcessGroup>;
+
 const STDERR_KEEP = 20;
 
 export class GroupStdioTransport implements Transport {
@@ -24,6 +27,8 @@ export class GroupStdioTransport implements Transport {
   readonly #read = new ReadBuffer();
   readonly #stderrTail: string[] = [];
   #stderrPartial = "";
+  readonly #launch: Launch | undefined;
+  #launching: Promise<ProcessGroup> | undefined;
   #group: ProcessGroup | undefined;
   #closed = false;
 
@@ -32,8 +37,9 @@ export class GroupStdioTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   onStderrLine?: (line: string) => void;
 
-  constructor(spawn: StdioSpawn) {
+  constructor(spawn: StdioSpawn, launch?: Launch) {
     this.#spawn = spawn;
+    this.#launch = launch;
   }
 
   get pid(): number | undefined {
@@ -45,14 +51,18 @@ export class GroupStdioTransport implements Transport {
     return [...this.#stderrTail, ...(this.#stderrPartial ? [this.#stderrPartial] : [])];
   }
 
-  start(): Promise<void> {
-    if (this.#group) throw new Error("transport already started");
+  async start(): Promise<void> {
+    if (this.#group || this.#launching) throw new Error("transport already started");
     const { command, args, env, cwd } = this.#spawn;
-    const group = spawnInGroup(command, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
+    const stdio: "pipe"[] = ["pipe", "pipe", "pipe"];
+    // a launcher (the sandbox) hands back a group that has already started
+    this.#launching = this.#launch?.(this.#spawn, stdio);
+    const group = this.#launching ? await this.#launching : spawnInGroup(command, args, { env, cwd, stdio });
     this.#group = group;
     const child = group.child;
     return new Promise<void>((resolve, reject) => {
-      let started = false;
+      let started = this.#launching !== undefined;
+      if (started) resolve();
       child.once("spawn", () => {
         started = true;
         resolve();
@@ -117,7 +127,7 @@ export class GroupStdioTransport implements Transport {
 
   /** Stop the server's whole process group (stdin first, then SIGTERM, then SIGKILL). */
   async close(): Promise<void> {
-    const group = this.#group;
+    const group = this.#group ?? await this.#launching?.catch(() => undefined);
     if (group) await group.stop({ stdinMs: 1000 });
     this.#finish();
   }

@@ -183,8 +183,10 @@ export class UpstreamConnection {
     const announce = this.#state === "recycled" || before.length > 0 || this.#failures > 0;
     if (this.#state !== "reconnecting") this.#state = "connecting";
     let transport: Transport | undefined;
+    let explain: BuiltTransport["explain"];
     try {
       const built = this.#owner.openTransport(this.config);
+      explain = built.explain;
       if (built.unresolved.length) {
         log.warn(
           `mcp_servers.${this.name}: \${${built.unresolved.join("}, ${")}} not set; passed on literally`,
@@ -235,7 +237,7 @@ export class UpstreamConnection {
         this.#failed(err.message, true);
         throw new Error(err.message);
       }
-      this.#failed(describeFailure(err, tail));
+      this.#failed(explain?.(describeFailure(err, tail), tail) ?? describeFailure(err, tail));
       throw new Error(`mcp_servers.${this.name} failed to start: ${this.#lastError}`);
     }
   }

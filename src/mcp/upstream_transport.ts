@@ -13,7 +13,8 @@ import { screenUpstream } from "../gates/screen_manifest.ts";
 import { interpolate, type InterpolationContext } from "../manifest/interpolate.ts";
 import type { Upstream } from "../manifest/types.ts";
 import { which } from "../platform/which.ts";
-import { GroupStdioTransport } from "./stdio_transport.ts";
+import { entryOf, type SandboxHost, SandboxRefused } from "../sandbox/host.ts";
+import { GroupStdioTransport, type Launch } from "./stdio_transport.ts";
 
 export interface TransportContext {
   adapterDir: string;
@@ -24,6 +25,8 @@ export interface TransportContext {
   /** `auth: oauth` upstreams: the OAuth client provider, and the fetch its requests go through. */
   authProvider?: OAuthClientProvider;
   fetch?: FetchLike;
+  /** Confines stdio servers (absent: they run unconfined, as in-process tests do). */
+  sandbox?: SandboxHost;
 }
 
 export interface BuiltTransport {
@@ -32,6 +35,8 @@ export interface BuiltTransport {
   describe: string;
   /** Variables referenced but unset (their `${…}` placeholders were passed on literally). */
   unresolved: string[];
+  /** A failed start's message, with what the sandbox has to say about it. */
+  explain?: (message: string, stderrTail: string[]) => string;
 }
 
 /** Screening (gate 1) refused the entry, after interpolation, right before the spawn. */
@@ -61,10 +66,22 @@ export function buildTransport(u: Upstream, ctx: TransportContext): BuiltTranspo
         })`,
       );
     }
+    const sandbox = ctx.sandbox;
+    let hint: ((tail: string[]) => string) | undefined;
+    const launch: Launch | undefined = sandbox && (async (spawn, stdio) => {
+      try {
+        const launched = await sandbox.launch(entryOf(u, "server"), spawn, stdio);
+        hint = launched.hint;
+        return launched.group;
+      } catch (err) {
+        throw err instanceof SandboxRefused ? new UpstreamRefused(err.message) : err;
+      }
+    });
     return {
-      transport: new GroupStdioTransport({ command: resolved, args: value.args, env, cwd }),
+      transport: new GroupStdioTransport({ command: resolved, args: value.args, env, cwd }, launch),
       describe: [value.command, ...value.args].join(" "),
       unresolved,
+      explain: (message, tail) => hint ? `${message}; ${hint(tail)}` : message,
     };
   }
   const { value, unresolved } = interpolate({ url: u.url!, headers: u.headers }, ctx.interpolation);

@@ -92,7 +92,7 @@ export interface LandlockPlan {
   rules: PathRule[];
   /** Protected paths left to something else (a mount) because a writable path contains them. */
   hidden: string[];
-  /** Directories whose new entries the policy cannot reach (they lead to a protected path). */
+  /** Writable directories narrowed to their existing entries (they lead to a protected path). */
   narrowed: string[];
 }
 
@@ -159,10 +159,8 @@ export function planLandlock(
       // a protected path lies beneath: list this directory and grant each entry but that one
       const entries = view.list(dir);
       if (entries === undefined) return;
-      if (level !== "deny" && view.isDir(dir)) {
-        emit(dir, FS.READ_DIR & handled, true);
-        narrowed.push(dir);
-      }
+      if (level !== "deny" && view.isDir(dir)) emit(dir, FS.READ_DIR & handled, true);
+      if (level === "write") narrowed.push(dir);
       for (const e of entries) {
         const p = join(dir, e.name);
         if (inner.some((q) => within(q, p))) visit(p, granted | (FS.READ_DIR & handled));
