@@ -23,6 +23,7 @@ const NR = {
     openat: 257,
     unshare: 272,
     prlimit64: 302,
+    waitid: 247,
   },
   arm64: {
     write: 64,
@@ -37,6 +38,7 @@ const NR = {
     openat: 56,
     unshare: 97,
     prlimit64: 261,
+    waitid: 95,
   },
 } as const;
 

@@ -30,6 +30,7 @@ import { LAUNCHER_ARG, type LaunchPlan, type LaunchReport } from "./launcher.ts"
 import { type Entry, managerOf, type Policy, type PolicyContext, resolvePolicy } from "./policy.ts";
 import { EgressProxy } from "./proxy.ts";
 import { seatbeltProfile } from "./seatbelt.ts";
+import { becomeSubreaper, stopStrays } from "./reaper.ts";
 import { recordServed } from "./served.ts";
 
 /** The sandbox would not run an entry (`require`, or the launcher refused): exit 4 in CLI paths. */
@@ -186,6 +187,7 @@ export class SandboxHost {
         require: policy.require,
         launcherEnv: Object.keys(LAUNCHER_ENV).filter((k) => !(k in req.env)),
       };
+      becomeSubreaper();
       const [cmd, ...pre] = selfCommand();
       group = spawnInGroup(cmd, [...pre, LAUNCHER_ARG, JSON.stringify(plan), req.command, ...req.args], {
         env: { ...LAUNCHER_ENV, ...env },
@@ -193,7 +195,10 @@ export class SandboxHost {
         stdio: [...stdio, "pipe"],
       });
       const report = await readReport(group);
-      if (tmpDir) void group.exited.then(() => this.#dropTmp(tmpDir));
+      void group.exited.then(() => {
+        stopStrays(); // a daemon it left behind with setsid
+        this.#dropTmp(tmpDir);
+      });
       if (!report) {
         const status = await group.exited;
         throw new Error(
@@ -232,6 +237,7 @@ export class SandboxHost {
   async close(): Promise<void> {
     await Promise.all([...this.#proxies.values()].map((p) => p.close()));
     this.#proxies.clear();
+    stopStrays();
     for (const d of this.#tmpDirs) this.#dropTmp(d);
   }
 

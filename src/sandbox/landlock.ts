@@ -152,7 +152,8 @@ export function planLandlock(
     const want = rights(level);
     const inner = below(dir);
     const lessBelow = inner.some((p) => RANK[levelOf(p)] < RANK[level]);
-    if ((want & ~granted) !== 0 && !lessBelow) {
+    // nothing can lie beneath a file: a narrower line below it names nothing that exists
+    if ((want & ~granted) !== 0 && (!lessBelow || view.isDir(dir) === false)) {
       emit(dir, want, true);
       granted |= want;
     } else if ((want & ~granted) !== 0) {

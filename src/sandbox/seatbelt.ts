@@ -35,7 +35,7 @@ function filter(p: string): string {
 export function seatbeltProfile(input: SeatbeltInput): string {
   const depth = (p: string) => p === "/" ? 0 : p.split("/").length - 1;
   const rules = [...input.fs].filter((r) => r.path !== "/").sort((a, b) =>
-    depth(a.path) - depth(b.path) || a.path.localeCompare(b.path)
+    depth(a.path) - depth(b.path) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
   );
   const root = input.fs.find((r) => r.path === "/")?.level ?? "read";
   const lines = [
