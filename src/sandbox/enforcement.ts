@@ -126,7 +126,7 @@ export function failureHint(policy: Policy, e: Enforcement, stderrTail: readonly
     /(?:EACCES|EPERM|EROFS)[^\n]*?(open|mkdir|mkdtemp|rename|unlink|copyfile|symlink|rmdir|scandir|access|stat)\s+'([^']+)'/i
       .exec(text) ??
       /(cannot create|can't create|Permission denied:?)\s*'?(\/[^'\s:]+)/i.exec(text) ??
-      /(\/[^\s:']+): (Permission denied|Read-only file system)/i.exec(text);
+      /(?:^|\s)(\/[^\s:']+): (Permission denied|Read-only file system)/im.exec(text);
   let key = `open ${at} (read:, write:, network:) or set sandbox: off`;
   if (denied) {
     const [op, where] = denied[1].startsWith("/") ? ["open", denied[1]] : [denied[1], denied[2]];

@@ -175,6 +175,10 @@ export class SandboxHost {
     if (tmpDir) Object.assign(env, { TMPDIR: tmpDir, TMP: tmpDir, TEMP: tmpDir });
     const proxyPort = policy.network.mode === "allow" ? await this.#proxy(entry.label, policy) : undefined;
     if (proxyPort) Object.assign(env, proxyEnv(proxyPort));
+    // without a network, package managers answer from their caches at once instead of retrying
+    if (policy.network.mode === "none") {
+      for (const [k, v] of Object.entries(OFFLINE_ENV)) if (!(k in req.env)) env[k] = v;
+    }
     this.#prepareCaches(req.command, policy);
 
     let group: ProcessGroup;
@@ -187,6 +191,7 @@ export class SandboxHost {
         require: policy.require,
         launcherEnv: Object.keys(LAUNCHER_ENV).filter((k) => !(k in req.env)),
       };
+      log.debug(`${entry.label}: sandbox plan ${JSON.stringify(plan)}`);
       becomeSubreaper();
       const [cmd, ...pre] = selfCommand();
       group = spawnInGroup(cmd, [...pre, LAUNCHER_ARG, JSON.stringify(plan), req.command, ...req.args], {
@@ -289,17 +294,23 @@ export class SandboxHost {
     return proxy.port;
   }
 
-  /** A cache the command's package manager will need exists before the sandbox closes `~`. */
+  /**
+   * What must exist before the sandbox closes: the cache of the command's package manager, and
+   * declared `write:` directories (written with a trailing `/`). Landlock grants only what exists.
+   */
   #prepareCaches(command: string, policy: Policy): void {
     const manager = managerOf(command);
-    for (const c of policy.caches) {
-      if (c.manager !== manager) continue;
+    const dirs = [...policy.caches.filter((c) => c.manager === manager).map((c) => c.path), ...policy.create];
+    for (const d of dirs) {
       try {
-        mkdirSync(c.path, { recursive: true, mode: 0o700 });
-      } catch { /* read-only home: the manager will say so */ }
+        mkdirSync(d, { recursive: true, mode: 0o700 });
+      } catch { /* read-only: the child will say so */ }
     }
   }
 }
+
+/** For `network: none`: npm/npx and pnpm, and uv/uvx, use their caches only. */
+export const OFFLINE_ENV: Record<string, string> = { npm_config_offline: "true", UV_OFFLINE: "1" };
 
 /** The variables proxy-aware clients read (curl reads the lower-case ones). */
 export function proxyEnv(port: number): Record<string, string> {

@@ -54,6 +54,8 @@ export interface Policy {
   caches: PackageCache[];
   /** `${…}` names in sandbox paths that are not set (those paths are left out). */
   unresolved: string[];
+  /** Declared `write:` paths written with a trailing `/`: directories to create when missing. */
+  create: string[];
 }
 
 /** Devices any program may write (and read). */
@@ -168,6 +170,7 @@ export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
   put(ctx.tmpDir, "write", false);
   for (const p of declared(s.read)) put(p, "read", true);
   for (const p of declared(s.write)) put(p, "write", true);
+  const create = declared(s.write.filter((w) => /[/\\]$/.test(w)));
   for (const p of declared(s.denyRead)) put(p, "deny", true);
 
   const networkDeclared = s.network !== undefined;
@@ -182,5 +185,6 @@ export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
     tmpDir: ctx.tmpDir,
     caches,
     unresolved: [...unresolved].sort(),
+    create,
   };
 }

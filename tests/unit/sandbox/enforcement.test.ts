@@ -5,7 +5,14 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type Capabilities, enforcement, failureHint, refusalLine, summary, warningLine } from "../../../src/sandbox/enforcement.ts";
+import {
+  type Capabilities,
+  enforcement,
+  failureHint,
+  refusalLine,
+  summary,
+  warningLine,
+} from "../../../src/sandbox/enforcement.ts";
 import type { Policy } from "../../../src/sandbox/policy.ts";
 
 const linux = (over: Partial<Capabilities> = {}): Capabilities => ({
@@ -27,10 +34,14 @@ const policy = (network: Policy["network"], off = false): Policy => ({
   tmpDir: "/t",
   caches: [],
   unresolved: [],
+  create: [],
 });
 const none = policy({ mode: "none" });
 const all = policy({ mode: "all" });
-const list = policy({ mode: "allow", allow: [{ host: "api.example.com", port: 443 }, { host: "::1", port: 8080 }] });
+const list = policy({
+  mode: "allow",
+  allow: [{ host: "api.example.com", port: 443 }, { host: "::1", port: 8080 }],
+});
 const line = (p: Policy, c: Capabilities) => summary(enforcement(p, c));
 
 describe("the confinement line", () => {
@@ -79,7 +90,10 @@ describe("the confinement line", () => {
   });
 
   it("off", () => {
-    assert.equal(line(policy({ mode: "all" }, true), linux()), "off (sandbox: off; runs with your full access)");
+    assert.equal(
+      line(policy({ mode: "all" }, true), linux()),
+      "off (sandbox: off; runs with your full access)",
+    );
   });
 });
 
@@ -112,8 +126,20 @@ describe("warnings, refusals and hints", () => {
       at(["PermissionError: [Errno 13] Permission denied: '/var/lib/x.db'"]),
       /add "\/var\/lib\/x\.db" to mcp_servers\.x\.sandbox\.read$/,
     );
-    assert.match(at(["sh: 1: cannot create /opt/out.txt: Permission denied"]), /to mcp_servers\.x\.sandbox\.write$/);
-    assert.match(at(["Error: getaddrinfo EAI_AGAIN registry.npmjs.org"]), /set mcp_servers\.x\.sandbox\.network/);
+    assert.match(
+      at(["sh: 1: cannot create /opt/out.txt: Permission denied"]),
+      /to mcp_servers\.x\.sandbox\.write$/,
+    );
+    assert.match(
+      at(["cat: /srv/in.txt: Permission denied"]),
+      /add "\/srv\/in\.txt" to mcp_servers\.x\.sandbox\.read$/,
+    );
+    // a relative path names no key to open: the whole block is suggested
+    assert.match(at(["cat: .serve/endpoint: Permission denied"]), /open mcp_servers\.x\.sandbox \(read:/);
+    assert.match(
+      at(["Error: getaddrinfo EAI_AGAIN registry.npmjs.org"]),
+      /set mcp_servers\.x\.sandbox\.network/,
+    );
     assert.match(
       at(["Segmentation fault"]),
       /^it runs in the sandbox \(fs: landlock abi 7; network: none \(namespace\)\); if it needs more, open mcp_servers\.x\.sandbox \(read:, write:, network:\) or set sandbox: off$/,

@@ -39,7 +39,10 @@ describe("default secrets", () => {
         "/etc/ssh/ssh_host_*",
       ]
     ) assert.ok(linux.includes(p), p);
-    assert.ok(!linux.includes("/home/u/.npmrc"), "npm's config stays readable (registry settings live there)");
+    assert.ok(
+      !linux.includes("/home/u/.npmrc"),
+      "npm's config stays readable (registry settings live there)",
+    );
     assert.ok(!linux.some((p) => p.includes("Library")), "no macOS paths on Linux");
   });
 
@@ -50,7 +53,9 @@ describe("default secrets", () => {
       AWS_SHARED_CREDENTIALS_FILE: "/secrets/aws",
       GNUPGHOME: "relative/ignored",
     }).map((x) => x.path);
-    for (const p of ["/cfg/gh/hosts.yml", "/cfg/gcloud", "/k/a", "/k/b", "/secrets/aws"]) assert.ok(s.includes(p), p);
+    for (const p of ["/cfg/gh/hosts.yml", "/cfg/gcloud", "/k/a", "/k/b", "/secrets/aws"]) {
+      assert.ok(s.includes(p), p);
+    }
     assert.ok(!s.includes("relative/ignored"));
   });
 
@@ -61,7 +66,8 @@ describe("default secrets", () => {
   });
 
   it("a trailing * matches names by prefix", () => {
-    const list = (d: string) => d === "/etc/ssh" ? ["ssh_config", "ssh_host_ed25519_key", "ssh_host_rsa_key.pub"] : undefined;
+    const list = (d: string) =>
+      d === "/etc/ssh" ? ["ssh_config", "ssh_host_ed25519_key", "ssh_host_rsa_key.pub"] : undefined;
     assert.deepEqual(expandGlob("/etc/ssh/ssh_host_*", list), [
       "/etc/ssh/ssh_host_ed25519_key",
       "/etc/ssh/ssh_host_rsa_key.pub",
@@ -81,7 +87,10 @@ describe("user namespaces", () => {
       usernsBlocked(sysctl({ "kernel/apparmor_restrict_unprivileged_userns": "1" }), false)!,
       /AppArmor/,
     );
-    assert.equal(usernsBlocked(sysctl({ "kernel/apparmor_restrict_unprivileged_userns": "1" }), true), undefined);
+    assert.equal(
+      usernsBlocked(sysctl({ "kernel/apparmor_restrict_unprivileged_userns": "1" }), true),
+      undefined,
+    );
   });
 });
 
@@ -94,7 +103,10 @@ describe("served adapters", () => {
       mkdirSync(a);
       assert.deepEqual(recordServed(state, a), [a]);
       assert.deepEqual(recordServed(state, a), [a]);
-      writeFileSync(servedFile(state), readFileSync(servedFile(state), "utf8") + "/gone/adapter\nnot-absolute\n");
+      writeFileSync(
+        servedFile(state),
+        readFileSync(servedFile(state), "utf8") + "/gone/adapter\nnot-absolute\n",
+      );
       const b = path.join(tmp.path, "b");
       mkdirSync(b);
       assert.deepEqual(recordServed(state, b), [a, b]);

@@ -110,7 +110,15 @@ describe("planLandlock: reads everything but the secrets", () => {
   });
 
   it("reads the rest, siblings of protected paths included", () => {
-    for (const p of ["/bin/sh", "/etc/passwd", "/home/u/.bashrc", "/home/u/.docker/cli-plugins/x", "/home/v/notes"]) {
+    for (
+      const p of [
+        "/bin/sh",
+        "/etc/passwd",
+        "/home/u/.bashrc",
+        "/home/u/.docker/cli-plugins/x",
+        "/home/v/notes",
+      ]
+    ) {
       assert.equal(granted(plan, p) & READ_RIGHTS, READ_RIGHTS, p);
       assert.equal(granted(plan, p) & FS.WRITE_FILE, 0, p);
     }
@@ -149,7 +157,10 @@ describe("planLandlock: reads everything but the secrets", () => {
 
   it("lets a declared read re-open a file inside a protected directory", () => {
     const p = planLandlock([...policy, { path: "/home/u/.ssh/known_hosts", level: "read" }], abi, fs);
-    assert.equal(granted(p, "/home/u/.ssh/known_hosts") & READ_RIGHTS, FS.READ_FILE | FS.EXECUTE | FS.READ_DIR);
+    assert.equal(
+      granted(p, "/home/u/.ssh/known_hosts") & READ_RIGHTS,
+      FS.READ_FILE | FS.EXECUTE | FS.READ_DIR,
+    );
     assert.equal(granted(p, "/home/u/.ssh/id_ed25519") & FS.READ_FILE, 0);
   });
 });
@@ -170,7 +181,11 @@ describe("planLandlock: every ABI", () => {
 
   for (const abi of [1, 2, 3, 4, 5, 6, 7]) {
     it(`ABI ${abi}: no rule asks for a right the kernel does not handle`, () => {
-      const plan = planLandlock([{ path: "/", level: "read" }, { path: "/tmp", level: "write" }], abi, tree(HOME));
+      const plan = planLandlock(
+        [{ path: "/", level: "read" }, { path: "/tmp", level: "write" }],
+        abi,
+        tree(HOME),
+      );
       assert.equal(plan.handledFs, handledFs(abi));
       for (const r of plan.rules) assert.equal(r.access & ~handledFs(abi), 0);
     });

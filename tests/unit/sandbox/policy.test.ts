@@ -8,12 +8,7 @@ import { describe, it } from "node:test";
 import { NO_SANDBOX_SETTINGS } from "../../../src/manifest/sandbox.ts";
 import type { SandboxSettings } from "../../../src/manifest/types.ts";
 import type { Level } from "../../../src/sandbox/landlock.ts";
-import {
-  managerOf,
-  packageCaches,
-  type PolicyContext,
-  resolvePolicy,
-} from "../../../src/sandbox/policy.ts";
+import { managerOf, packageCaches, type PolicyContext, resolvePolicy } from "../../../src/sandbox/policy.ts";
 
 const ctx: PolicyContext = {
   platform: "linux",
@@ -27,18 +22,36 @@ const ctx: PolicyContext = {
   requireAll: false,
 };
 
-const settings = (over: Partial<SandboxSettings> = {}): SandboxSettings => ({ ...NO_SANDBOX_SETTINGS, ...over });
+const settings = (over: Partial<SandboxSettings> = {}): SandboxSettings => ({
+  ...NO_SANDBOX_SETTINGS,
+  ...over,
+});
 const levelAt = (fs: { path: string; level: Level }[], p: string) => fs.find((r) => r.path === p)?.level;
 
 describe("resolvePolicy: defaults", () => {
-  const untrusted = resolvePolicy({ label: "mcp_servers.x", kind: "server", trust: "untrusted", settings: settings() }, ctx);
-  const full = resolvePolicy({ label: "mcp_servers.y", kind: "server", trust: "full", settings: settings() }, ctx);
+  const untrusted = resolvePolicy({
+    label: "mcp_servers.x",
+    kind: "server",
+    trust: "untrusted",
+    settings: settings(),
+  }, ctx);
+  const full = resolvePolicy(
+    { label: "mcp_servers.y", kind: "server", trust: "full", settings: settings() },
+    ctx,
+  );
   const tool = resolvePolicy({ label: "tools.t", kind: "tool", trust: "full", settings: settings() }, ctx);
 
   it("reads everything but the secrets, hermit's state and every known adapter's .serve/", () => {
     for (const p of [untrusted, full, tool]) {
       assert.equal(levelAt(p.fs, "/"), "read");
-      for (const secret of ["/home/u/.ssh", "/home/u/.aws", "/home/u/.config/gh/hosts.yml", "/home/u/.bash_history"]) {
+      for (
+        const secret of [
+          "/home/u/.ssh",
+          "/home/u/.aws",
+          "/home/u/.config/gh/hosts.yml",
+          "/home/u/.bash_history",
+        ]
+      ) {
         assert.equal(levelAt(p.fs, secret), "deny", secret);
       }
       assert.equal(levelAt(p.fs, ctx.stateDir), "deny");
@@ -121,7 +134,12 @@ describe("resolvePolicy: the manifest's lines", () => {
   });
 
   it("off is carried through", () => {
-    const off = resolvePolicy({ label: "tools.t", kind: "tool", trust: "full", settings: settings({ off: true }) }, ctx);
+    const off = resolvePolicy({
+      label: "tools.t",
+      kind: "tool",
+      trust: "full",
+      settings: settings({ off: true }),
+    }, ctx);
     assert.equal(off.off, true);
   });
 });

@@ -11,7 +11,10 @@ import { after, before, describe, it } from "node:test";
 import { allowedDestination, EgressProxy, originHead, requestTarget } from "../../../src/sandbox/proxy.ts";
 
 describe("destination checks", () => {
-  const allow = [{ host: "api.example.com", port: 443 }, { host: "*.npmjs.org", port: 443 }, { host: "::1", port: 80 }];
+  const allow = [{ host: "api.example.com", port: 443 }, { host: "*.npmjs.org", port: 443 }, {
+    host: "::1",
+    port: 80,
+  }];
 
   it("a host and port listed, a subdomain of a wildcard, an IPv6 literal", () => {
     assert.ok(allowedDestination(allow, "API.example.com", 443));
@@ -33,7 +36,11 @@ describe("destination checks", () => {
       host: "api.example.com",
       port: 443,
     });
-    assert.deepEqual(requestTarget("CONNECT [::1]:8443 HTTP/1.1\r\n\r\n"), { kind: "connect", host: "::1", port: 8443 });
+    assert.deepEqual(requestTarget("CONNECT [::1]:8443 HTTP/1.1\r\n\r\n"), {
+      kind: "connect",
+      host: "::1",
+      port: 8443,
+    });
     assert.deepEqual(requestTarget("GET http://h.example:8080/a?b=1 HTTP/1.1\r\n\r\n"), {
       kind: "http",
       host: "h.example",
@@ -47,7 +54,10 @@ describe("destination checks", () => {
 
   it("re-writes the first request for the origin", () => {
     assert.equal(
-      originHead("GET http://h/x HTTP/1.1\r\nHost: h\r\nProxy-Connection: keep-alive\r\nConnection: keep-alive\r\n\r\n", "/x"),
+      originHead(
+        "GET http://h/x HTTP/1.1\r\nHost: h\r\nProxy-Connection: keep-alive\r\nConnection: keep-alive\r\n\r\n",
+        "/x",
+      ),
       "GET /x HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
     );
   });
@@ -61,7 +71,8 @@ describe("the proxy on loopback", () => {
   let proxy: EgressProxy;
   const denied: string[] = [];
   const portOf = (s: net.Server | http.Server) => (s.address() as net.AddressInfo).port;
-  const listen = (s: net.Server | http.Server) => new Promise<void>((r) => s.listen(0, "127.0.0.1", () => r()));
+  const listen = (s: net.Server | http.Server) =>
+    new Promise<void>((r) => s.listen(0, "127.0.0.1", () => r()));
 
   before(async () => {
     echo = net.createServer((s) => s.pipe(s));
@@ -101,7 +112,9 @@ describe("the proxy on loopback", () => {
   });
 
   it("forwards a plain HTTP request in origin form, closing after it", async () => {
-    const got = await talk(`GET http://127.0.0.1:${portOf(web)}/hello?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    const got = await talk(
+      `GET http://127.0.0.1:${portOf(web)}/hello?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
+    );
     assert.match(got, /^HTTP\/1\.1 200 OK/);
     assert.match(got, /GET \/hello\?x=1 close$/);
   });

@@ -37,9 +37,17 @@ const cases: [string, Entry, number | undefined][] = [
     label: "mcp_servers.gh",
     kind: "server",
     trust: "untrusted",
-    settings: { ...NO_SANDBOX_SETTINGS, network: [{ host: "api.github.com", port: 443 }], denyRead: ["/tmp/shared"] },
+    settings: {
+      ...NO_SANDBOX_SETTINGS,
+      network: [{ host: "api.github.com", port: 443 }],
+      denyRead: ["/tmp/shared"],
+    },
   }, 50123],
-  ["tool-full", { label: "tools.add_note", kind: "tool", trust: "full", settings: NO_SANDBOX_SETTINGS }, undefined],
+  [
+    "tool-full",
+    { label: "tools.add_note", kind: "tool", trust: "full", settings: NO_SANDBOX_SETTINGS },
+    undefined,
+  ],
 ];
 
 describe("seatbelt profiles (golden)", () => {

@@ -19,7 +19,7 @@ const IPPROTO_SCTP = 132;
 for (const arch of ["x64", "arm64"] as const) {
   const native = SECCOMP.AUDIT_ARCH[arch];
   const socket = SECCOMP.NR[arch].socket;
-  const call = (nr: number, args: number[] = [], a = native) => ({ arch: a, nr, args });
+  const call = (nr: number, args: number[] = [], a: number = native) => ({ arch: a, nr, args });
 
   describe(`seccomp on ${arch}`, () => {
     const none = seccompFilter(arch, "none");
@@ -37,7 +37,10 @@ for (const arch of ["x64", "arm64"] as const) {
     it("a destination list: TCP streams only (flags aside), no UDP, raw or SCTP", () => {
       for (const family of [SECCOMP.AF_INET, SECCOMP.AF_INET6]) {
         assert.equal(runFilter(tcp, call(socket, [family, SECCOMP.SOCK_STREAM, 0])), "allow");
-        assert.equal(runFilter(tcp, call(socket, [family, SECCOMP.SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 6])), "allow");
+        assert.equal(
+          runFilter(tcp, call(socket, [family, SECCOMP.SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 6])),
+          "allow",
+        );
         assert.equal(runFilter(tcp, call(socket, [family, SOCK_DGRAM, 0])), "errno");
         assert.equal(runFilter(tcp, call(socket, [family, SOCK_DGRAM | SOCK_CLOEXEC, 17])), "errno");
         assert.equal(runFilter(tcp, call(socket, [family, SOCK_RAW, 1])), "errno");
@@ -55,7 +58,9 @@ for (const arch of ["x64", "arm64"] as const) {
       for (const f of [none, tcp]) {
         assert.equal(runFilter(f, call(socket, [SECCOMP.AF_INET, 1], other)), "kill");
         assert.equal(runFilter(f, call(0, [], other)), "kill");
-        for (const nr of [0, 1, 3, 59, 221, 257, 435]) assert.equal(runFilter(f, call(nr)), "allow", `nr ${nr}`);
+        for (const nr of [0, 1, 3, 59, 221, 257, 435]) {
+          assert.equal(runFilter(f, call(nr)), "allow", `nr ${nr}`);
+        }
       }
     });
 
