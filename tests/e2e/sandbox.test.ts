@@ -15,7 +15,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import path from "node:path";
 import process from "node:process";
 import { after, before, describe, it } from "node:test";
-import { fixtures, type Flavor, flavors, runHermit } from "../helpers/hermit.ts";
+import { fixtures, flavors, runHermit } from "../helpers/hermit.ts";
 import { connectServe, textOf } from "../helpers/mcp.ts";
 import { alive, Reaper, waitFor } from "../helpers/procs.ts";
 import { connectHttp, startService } from "../helpers/service.ts";
