@@ -77,11 +77,13 @@ export function buildTransport(u: Upstream, ctx: TransportContext): BuiltTranspo
         throw err instanceof SandboxRefused ? new UpstreamRefused(err.message) : err;
       }
     });
+    const transport = new GroupStdioTransport({ command: resolved, args: value.args, env, cwd }, launch);
     return {
-      transport: new GroupStdioTransport({ command: resolved, args: value.args, env, cwd }, launch),
+      transport,
       describe: [value.command, ...value.args].join(" "),
       unresolved,
-      explain: (message, tail) => hint ? `${message}; ${hint(tail)}` : message,
+      // every line it left, not only the last few: the one naming the path may come earlier
+      explain: (message) => hint ? `${message}; ${hint(transport.stderrTail)}` : message,
     };
   }
   const { value, unresolved } = interpolate({ url: u.url!, headers: u.headers }, ctx.interpolation);

@@ -133,7 +133,7 @@ export function failureHint(policy: Policy, e: Enforcement, stderrTail: readonly
     const writes = /mkdir|mkdtemp|rename|unlink|copyfile|symlink|rmdir|create|Read-only/i.test(op + text);
     key = `add ${JSON.stringify(where)} to ${at}.${writes ? "write" : "read"}`;
   } else if (
-    /EAI_AGAIN|ENOTFOUND|ENETUNREACH|ECONNREFUSED|getaddrinfo|Network is unreachable|Temporary failure in name resolution|Could not resolve host/i
+    /EAI_AGAIN|ENOTFOUND|ENETUNREACH|ECONNREFUSED|ENOTCACHED|getaddrinfo|Network is unreachable|Temporary failure in name resolution|Could not resolve host|Failed to connect|Couldn't connect/i
       .test(text)
   ) {
     key = `set ${at}.network (all, or the host:port it needs)`;

@@ -88,7 +88,8 @@ export class SandboxHost {
   constructor(manifest: Manifest, opts: SandboxHostOptions) {
     this.#manifest = manifest;
     this.#opts = opts;
-    this.caps = opts.capabilities ?? probeCapabilities(opts.platform, opts.env);
+    const caps = opts.capabilities ?? probeCapabilities(opts.platform, opts.env);
+    this.caps = { ...caps, why: { ...caps.why } };
     this.#home = homeDir(opts.env);
     this.#stateDir = stateDir(opts.platform, opts.env, this.#home);
     if (opts.quiet) return;
@@ -210,6 +211,7 @@ export class SandboxHost {
           `the sandbox launcher failed before starting ${path.basename(req.command)} (${status.reason})`,
         );
       }
+      this.#learn(report.caps);
       const actual = enforcement(policy, report.caps);
       if (report.refused) {
         await group.exited;
@@ -236,6 +238,21 @@ export class SandboxHost {
       if (tmpDir) void group.exited.then(() => this.#dropTmp(tmpDir));
     }
     return { group, hint: (tail) => failureHint(policy, this.#effective.get(entry.label) ?? forecast, tail) };
+  }
+
+  /**
+   * What a launcher found out is a fact of this machine: later forecasts (the command tools that
+   * `tools` shows without running them) use it. A namespace counts only when one was tried.
+   */
+  #learn(found: Capabilities): void {
+    if (found.namespace || found.why.namespace) {
+      this.caps.namespace = found.namespace;
+      this.caps.why.namespace = found.why.namespace;
+    }
+    if (found.seccomp || found.why.seccomp) {
+      this.caps.seccomp = found.seccomp;
+      this.caps.why.seccomp = found.why.seccomp;
+    }
   }
 
   /** Stop the proxies and remove what is left of the temporary directories. */
