@@ -173,7 +173,7 @@ export class SandboxHost {
       throw new SandboxRefused(refusalLine(entry.label, forecast));
     }
     const env: Record<string, string> = { ...req.env };
-    if (tmpDir) Object.assign(env, { TMPDIR: tmpDir, TMP: tmpDir, TEMP: tmpDir });
+    if (tmpDir) env.TMPDIR = tmpDir;
     const proxyPort = policy.network.mode === "allow" ? await this.#proxy(entry.label, policy) : undefined;
     if (proxyPort) Object.assign(env, proxyEnv(proxyPort));
     // without a network, package managers answer from their caches at once instead of retrying

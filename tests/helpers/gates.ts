@@ -30,7 +30,8 @@ export const GATES_TOOLS = [
 
 /**
  * Write `DIR/hermit.yaml`: mcp_servers.hostile (node hostile.mjs, declared env HOSTILE_LOG and
- * UPSTREAM_DECLARED) with the given trust and limits, and tools.env_tool.
+ * UPSTREAM_DECLARED, the log's directory writable in its sandbox) with the given trust and
+ * limits, and tools.env_tool.
  */
 export function writeGatesAdapter(
   dir: string,
@@ -52,6 +53,8 @@ export function writeGatesAdapter(
     "    command: node",
     `    args: [${JSON.stringify(HOSTILE)}]`,
     '    env: { HOSTILE_LOG: "${HOSTILE_LOG}", UPSTREAM_DECLARED: "${env:DECLARED_SRC}" }',
+    // its log's directory: the sandbox lets a server write only where it says
+    '    sandbox: { write: ["${HOSTILE_LOG}/.."] }',
     ...(opts.trust ? [`    trust: ${opts.trust}`] : []),
     ...(opts.sampling ? [`    sampling: ${opts.sampling}`] : []),
     ...(opts.elicitation ? [`    elicitation: ${opts.elicitation}`] : []),
