@@ -5,6 +5,7 @@
  * else is a syscall number per architecture (x86_64 and arm64). Undefined without FFI.
  */
 import process from "node:process";
+import { bunFfi, denoFfi } from "./ffi.ts";
 
 export type Arch = "x64" | "arm64";
 
@@ -66,25 +67,6 @@ export interface Libc {
   address(buf: ArrayBufferView): bigint;
 }
 
-interface BunFfi {
-  dlopen(
-    lib: string,
-    symbols: Record<string, { args: string[]; returns: string }>,
-  ): { symbols: Record<string, (...a: unknown[]) => unknown> };
-  ptr(view: ArrayBufferView): number;
-  read: { i32(ptr: number, offset?: number): number };
-}
-interface DenoFfi {
-  dlopen(
-    lib: string,
-    symbols: Record<string, { parameters: string[]; result: string }>,
-  ): { symbols: Record<string, (...a: unknown[]) => unknown> };
-  UnsafePointer: { of(v: ArrayBufferView): unknown; value(p: unknown): bigint };
-  UnsafePointerView: new (p: unknown) => { getInt32(offset?: number): number };
-}
-
-const g = globalThis as unknown as { Deno?: DenoFfi; Bun?: unknown };
-
 /** glibc's name first; musl answers to it too (and to its own). */
 const LIBC_NAMES = ["libc.so.6", "libc.musl-x86_64.so.1", "libc.musl-aarch64.so.1", "libc.so"];
 
@@ -108,9 +90,8 @@ function tryOpen<T>(open: (lib: string) => T): T | undefined {
 
 function bind(arch: Arch): Libc | undefined {
   const six = ["i64", "i64", "i64", "i64", "i64", "i64", "i64"];
-  if (g.Bun) {
-    const ffi = (import.meta as unknown as { require?: (s: string) => BunFfi }).require?.("bun:ffi");
-    if (!ffi) return undefined;
+  const ffi = bunFfi();
+  if (ffi) {
     const lib = tryOpen((name) =>
       ffi.dlopen(name, {
         syscall: { args: six, returns: "i64" },
@@ -129,8 +110,8 @@ function bind(arch: Arch): Libc | undefined {
       address: (buf) => BigInt(ffi.ptr(buf)),
     };
   }
-  if (g.Deno?.dlopen) {
-    const deno = g.Deno;
+  const deno = denoFfi();
+  if (deno) {
     const lib = tryOpen((name) =>
       deno.dlopen(name, {
         syscall: { parameters: six, result: "i64" },

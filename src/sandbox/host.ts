@@ -162,6 +162,12 @@ export class SandboxHost {
           `${entry.label}: sandbox paths using \${${policy.unresolved.join("}, ${")}} are left out: not set`,
         ));
     }
+    if (policy.workspaceSkipped) {
+      this.#once("workspace", () =>
+        log.warn(
+          `the workspace is ${this.#opts.interpolation.workspaceFolder}, not a project: it is not made writable for servers and tools (set HERMIT_WORKSPACE, or declare sandbox.write)`,
+        ));
+    }
     const forecast = enforcement(policy, this.caps);
     const settle = (e: Enforcement) => {
       this.#effective.set(entry.label, e);

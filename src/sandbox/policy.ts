@@ -6,7 +6,8 @@
  *   known adapter's `.serve/`; `read:` re-opens, `deny_read:` adds. The deepest path named
  *   decides; on one path a declared line beats a default and `deny_read` beats `read`.
  * - writes: the entry's private TMPDIR, the package managers' caches, what `write:` names, and for
- *   `trust: full` servers and command tools also the workspace; a few devices (`/dev/null`, …).
+ *   `trust: full` servers and command tools also the workspace (unless it is `/` or the home
+ *   directory: a host started there has no project); a few devices (`/dev/null`, …).
  * - network: `all` for `trust: full` servers and command tools, `none` for untrusted ones, unless
  *   `network:` says otherwise (a list goes through hermit's egress proxy).
  */
@@ -56,6 +57,8 @@ export interface Policy {
   unresolved: string[];
   /** Declared `write:` paths written with a trailing `/`: directories to create when missing. */
   create: string[];
+  /** The workspace is `/` or the home directory (or above it), so it is not made writable. */
+  workspaceSkipped: boolean;
 }
 
 /** Devices any program may write (and read). */
@@ -166,7 +169,10 @@ export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
   }
   for (const d of DEVICES) put(d, "write", false);
   for (const c of caches) put(c.path, "write", false);
-  if (entry.kind === "tool" || entry.trust === "full") put(ctx.interpolation.workspaceFolder, "write", false);
+  // the workspace is a project: `/` or the home directory (a host started in either) is not one
+  const ws = path.posix.normalize(ctx.interpolation.workspaceFolder);
+  const workspaceSkipped = ws === "/" || ctx.home === ws || ctx.home.startsWith(ws + "/");
+  if ((entry.kind === "tool" || entry.trust === "full") && !workspaceSkipped) put(ws, "write", false);
   put(ctx.tmpDir, "write", false);
   for (const p of declared(s.read)) put(p, "read", true);
   for (const p of declared(s.write)) put(p, "write", true);
@@ -186,5 +192,6 @@ export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
     caches,
     unresolved: [...unresolved].sort(),
     create,
+    workspaceSkipped: workspaceSkipped && (entry.kind === "tool" || entry.trust === "full"),
   };
 }

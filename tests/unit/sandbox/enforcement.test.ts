@@ -35,6 +35,7 @@ const policy = (network: Policy["network"], off = false): Policy => ({
   caches: [],
   unresolved: [],
   create: [],
+  workspaceSkipped: false,
 });
 const none = policy({ mode: "none" });
 const all = policy({ mode: "all" });

@@ -79,6 +79,19 @@ describe("resolvePolicy: defaults", () => {
     assert.equal(untrusted.networkDeclared, false);
   });
 
+  it("a workspace of / or the home directory is no project: not made writable", () => {
+    for (const workspaceFolder of ["/", "/home/u", "/home"]) {
+      const p = resolvePolicy(
+        { label: "tools.t", kind: "tool", trust: "full", settings: settings() },
+        { ...ctx, interpolation: { ...ctx.interpolation, workspaceFolder } },
+      );
+      assert.equal(p.workspaceSkipped, true, workspaceFolder);
+      assert.notEqual(levelAt(p.fs, workspaceFolder), "write", workspaceFolder);
+    }
+    assert.equal(untrusted.workspaceSkipped, false);
+    assert.equal(tool.workspaceSkipped, false);
+  });
+
   it("require comes from the policy or HERMIT_SANDBOX=require", () => {
     assert.equal(untrusted.require, false);
     const r = resolvePolicy(
