@@ -10,7 +10,11 @@ import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
-import { callLatency, median, spawnToList, stdioClient, table } from "./lib.ts";
+import { contextFrom } from "../src/manifest/interpolate.ts";
+import { NO_SANDBOX_SETTINGS } from "../src/manifest/sandbox.ts";
+import { homeDir, stateDir } from "../src/platform/paths.ts";
+import { resolvePolicy } from "../src/sandbox/policy.ts";
+import { callLatency, fmt, median, spawnToList, stdioClient, table } from "./lib.ts";
 
 export interface SandboxBenchOptions {
   hermit: string;
@@ -65,14 +69,27 @@ export async function sandboxSection(o: SandboxBenchOptions): Promise<void> {
     runs.untrusted.push(await serve(untrusted));
   }
 
-  // the launcher alone: what it adds in front of a program that does nothing
+  // the launcher alone, with a real default policy (an untrusted server's), in front of a
+  // program that does nothing
+  const home = homeDir();
+  const policy = resolvePolicy(
+    { label: "bench", kind: "server", trust: "untrusted", settings: NO_SANDBOX_SETTINGS },
+    {
+      platform: process.platform,
+      home,
+      env: process.env,
+      interpolation: contextFrom(process.env, o.work),
+      adapterDir: untrusted,
+      stateDir: stateDir(process.platform, process.env, home),
+      tmpDir: o.work,
+      servedAdapters: [untrusted],
+      requireAll: false,
+    },
+  );
   const plan = JSON.stringify({
     label: "bench",
-    fs: [{ path: "/", level: "read" }, {
-      path: path.join(process.env.HOME ?? "/root", ".ssh"),
-      level: "deny",
-    }],
-    network: { mode: "none" },
+    fs: policy.fs,
+    network: policy.network,
     require: false,
     launcherEnv: [],
   });
@@ -129,6 +146,8 @@ export async function sandboxSection(o: SandboxBenchOptions): Promise<void> {
     } ms (+${(median(launched) - median(bare)).toFixed(1)} ms).`,
   );
   console.log(
-    `Per call (${calls} \`echo\` calls): unconfined p50 ${callsOff.p50} µs, confined p50 ${callsOn.p50} µs.\n`,
+    `Per call (${calls} \`echo\` calls): unconfined p50 ${fmt(callsOff.p50)} µs, confined p50 ${
+      fmt(callsOn.p50)
+    } µs.\n`,
   );
 }

@@ -6,7 +6,7 @@
  * warning). It says what is enforced for each entry (`tools`, `check`), warns once per entry
  * about what is not, refuses under `require`, and logs every `sandbox: off` at start.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { log } from "../log.ts";
@@ -92,6 +92,8 @@ export class SandboxHost {
     this.caps = { ...caps, why: { ...caps.why } };
     this.#home = homeDir(opts.env);
     this.#stateDir = stateDir(opts.platform, opts.env, this.#home);
+    // an adapter whose service has run (it has a .serve/) is recorded even if it starts nothing
+    if (!opts.quiet && existsSync(path.join(manifest.dir, ".serve"))) this.#servedDirs(true);
     if (opts.quiet) return;
     if (opts.env.HERMIT_SANDBOX && opts.env.HERMIT_SANDBOX !== "require") {
       log.warn(`HERMIT_SANDBOX=${opts.env.HERMIT_SANDBOX} is not understood; the only value is 'require'`);
@@ -275,9 +277,15 @@ export class SandboxHost {
     fn();
   }
 
-  /** The adapters whose `.serve/` is protected; this one recorded on first use (not before: a
-   * gateway that never starts anything writes nothing). */
-  #servedDirs(): string[] {
+  /**
+   * The adapters whose `.serve/` is protected; this one is recorded when it first starts something
+   * or has a `.serve/` already (a gateway that does neither writes nothing).
+   */
+  #servedDirs(record = false): string[] {
+    if (record && !this.#served) {
+      this.#served = recordServed(this.#stateDir, this.#manifest.dir);
+      sweepTmp(this.#tmpRoot());
+    }
     return this.#served ?? [this.#manifest.dir];
   }
 
@@ -287,10 +295,7 @@ export class SandboxHost {
 
   #newTmp(label: string): string {
     const root = this.#tmpRoot();
-    if (!this.#served) {
-      this.#served = recordServed(this.#stateDir, this.#manifest.dir);
-      sweepTmp(root);
-    }
+    this.#servedDirs(true);
     mkdirSync(root, { recursive: true, mode: 0o700 });
     const dir = mkdtempSync(path.join(root, `${process.pid}-${label.replace(/[^A-Za-z0-9_-]/g, "_")}-`));
     this.#tmpDirs.add(dir);

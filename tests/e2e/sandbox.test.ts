@@ -280,3 +280,77 @@ describe("the sandbox against a hostile upstream and command tool", { skip: read
     }
   });
 });
+
+describe("a protected path inside a writable workspace", { skip: ready.skip }, () => {
+  const tmp = tempDir("hermit-sandbox-nested-");
+  const ws = path.join(tmp.path, "project");
+  const served = path.join(ws, "shared");
+  const dir = path.join(ws, "tools-adapter");
+  let env: Record<string, string>;
+
+  before(() => {
+    ready.assertReady();
+    // a standalone adapter inside the project, with its service's token
+    mkdirSync(path.join(served, ".serve"), { recursive: true });
+    writeFileSync(path.join(served, ".serve", "endpoint"), '{"token":"bearer-secret"}');
+    writeFileSync(path.join(served, "hermit.yaml"), "name: shared\nserve: { lifecycle: standalone }\n");
+    mkdirSync(dir);
+    writeFileSync(
+      path.join(dir, "hermit.yaml"),
+      [
+        "name: nested",
+        "exports: { tools: [touch] }",
+        "tools:",
+        "  touch:",
+        "    run:",
+        "      - node",
+        "      - -e",
+        "      - |",
+        "        const fs = require('fs'), p = require('path'), ws = process.env.HERMIT_WORKSPACE;",
+        "        const out = {};",
+        "        try { out.token = fs.readFileSync(p.join(ws, 'shared/.serve/endpoint'), 'utf8'); } catch (e) { out.token = e.code; }",
+        "        try { fs.writeFileSync(p.join(ws, 'new-' + process.pid), 'x'); out.create = 'ok'; } catch (e) { out.create = e.code; }",
+        "        process.stdout.write(JSON.stringify(out));",
+      ].join("\n") + "\n",
+    );
+    env = {
+      ...process.env as Record<string, string>,
+      HOME: path.join(tmp.path, "home"),
+      HERMIT_HOME: path.join(tmp.path, "state"),
+    };
+    mkdirSync(env.HOME);
+  });
+  after(() => tmp.cleanup());
+
+  it("an adapter whose service has run is recorded, so its .serve/ is protected everywhere", async () => {
+    const r = await runHermit(["tools", served], { cwd: ws, env, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      readFileSync(path.join(env.HERMIT_HOME, "sandbox", "adapters"), "utf8"),
+      new RegExp(`^${served}$`, "m"),
+    );
+  });
+
+  for (const flavor of flavors()) {
+    it(`${flavor}: the token stays unread; new files at the top of the workspace as far as the kernel allows`, async () => {
+      const r = await runHermit(["call", dir, "touch"], { flavor, cwd: ws, env, timeoutMs: 60_000 });
+      assert.equal(r.code, 0, r.stderr);
+      const got = JSON.parse(r.stdout);
+      assert.equal(got.token, "EACCES", r.stdout);
+      if (flavor === "bin") {
+        // the compiled launcher gets a mount namespace: the token is covered, the workspace whole
+        assert.equal(got.create, "ok", r.stderr);
+        assert.doesNotMatch(r.stderr, /new entries cannot be made/);
+      } else {
+        // without one, the directories leading to the token keep their existing entries only: said
+        assert.equal(got.create, "EACCES");
+        assert.match(
+          r.stderr,
+          new RegExp(
+            `tools\\.touch: sandbox: not enforced here: new entries cannot be made directly in ${ws}`,
+          ),
+        );
+      }
+    });
+  }
+});
