@@ -14,7 +14,6 @@ import type { InterpolationContext } from "../manifest/interpolate.ts";
 import type { CommandTool, Manifest, Upstream } from "../manifest/types.ts";
 import { homeDir, stateDir } from "../platform/paths.ts";
 import { isAlive } from "../platform/proc.ts";
-import { selfCommand } from "../platform/runtime.ts";
 import { type ProcessGroup, spawnInGroup } from "../process/group.ts";
 import {
   type Capabilities,
@@ -26,22 +25,16 @@ import {
   warningLine,
 } from "./enforcement.ts";
 import { probeCapabilities } from "./facts.ts";
-import { LAUNCHER_ARG, type LaunchPlan, type LaunchReport } from "./launcher.ts";
+import type { LaunchPlan } from "./launcher.ts";
 import { type Entry, managerOf, type Policy, type PolicyContext, resolvePolicy } from "./policy.ts";
 import { EgressProxy } from "./proxy.ts";
 import { seatbeltProfile } from "./seatbelt.ts";
 import { becomeSubreaper, stopStrays } from "./reaper.ts";
 import { recordServed } from "./served.ts";
+import { OFFLINE_ENV, proxyEnv, type SpawnRequest, throughLauncher, throughSeatbelt } from "./spawn.ts";
 
 /** The sandbox would not run an entry (`require`, or the launcher refused): exit 4 in CLI paths. */
 export class SandboxRefused extends Error {}
-
-export interface SpawnRequest {
-  command: string;
-  args: string[];
-  env: Record<string, string>;
-  cwd?: string;
-}
 
 /** What a confined start gives back. */
 export interface Launched {
@@ -59,13 +52,6 @@ export interface SandboxHostOptions {
   /** No log lines (`check` reports the same as findings). */
   quiet?: boolean;
 }
-
-/** What the launcher's runtime must not start with (extra threads would rule out namespaces). */
-const LAUNCHER_ENV: Record<string, string> = {
-  BUN_JSC_useConcurrentGC: "0",
-  BUN_JSC_useConcurrentJIT: "0",
-  BUN_JSC_useWarmUpMarkedBlocks: "0",
-};
 
 export function entryOf(x: Upstream | CommandTool, kind: "server" | "tool"): Entry {
   return kind === "server"
@@ -198,27 +184,17 @@ export class SandboxHost {
         network: policy.network,
         proxyPort,
         require: policy.require,
-        launcherEnv: Object.keys(LAUNCHER_ENV).filter((k) => !(k in req.env)),
+        launcherEnv: [],
       };
       log.debug(`${entry.label}: sandbox plan ${JSON.stringify(plan)}`);
       becomeSubreaper();
-      const [cmd, ...pre] = selfCommand();
-      group = spawnInGroup(cmd, [...pre, LAUNCHER_ARG, JSON.stringify(plan), req.command, ...req.args], {
-        env: { ...LAUNCHER_ENV, ...env },
-        cwd: req.cwd,
-        stdio: [...stdio, "pipe"],
-      });
-      const report = await readReport(group);
+      const launched = await throughLauncher(plan, { ...req, env }, stdio);
+      group = launched.group;
+      const report = launched.report;
       void group.exited.then(() => {
         stopStrays(); // a daemon it left behind with setsid
         this.#dropTmp(tmpDir);
       });
-      if (!report) {
-        const status = await group.exited;
-        throw new Error(
-          `the sandbox launcher failed before starting ${path.basename(req.command)} (${status.reason})`,
-        );
-      }
       this.#learn(report.caps);
       const actual = enforcement(policy, report.caps);
       if (report.refused) {
@@ -235,14 +211,12 @@ export class SandboxHost {
       settle({ ...actual, missing: [...actual.missing, ...writable] });
     } else {
       settle(forecast);
-      if (platform === "darwin" && this.caps.seatbelt) {
-        const profile = seatbeltProfile({ fs: policy.fs, network: policy.network, proxyPort });
-        group = spawnInGroup("/usr/bin/sandbox-exec", ["-p", profile, req.command, ...req.args], {
+      group = platform === "darwin" && this.caps.seatbelt
+        ? throughSeatbelt(seatbeltProfile({ fs: policy.fs, network: policy.network, proxyPort }), {
+          ...req,
           env,
-          cwd: req.cwd,
-          stdio,
-        });
-      } else group = spawnInGroup(req.command, req.args, { env, cwd: req.cwd, stdio });
+        }, stdio)
+        : spawnInGroup(req.command, req.args, { env, cwd: req.cwd, stdio });
       if (tmpDir) void group.exited.then(() => this.#dropTmp(tmpDir));
     }
     return { group, hint: (tail) => failureHint(policy, this.#effective.get(entry.label) ?? forecast, tail) };
@@ -335,53 +309,6 @@ export class SandboxHost {
       } catch { /* read-only: the child will say so */ }
     }
   }
-}
-
-/** For `network: none`: npm/npx and pnpm, and uv/uvx, use their caches only. */
-export const OFFLINE_ENV: Record<string, string> = { npm_config_offline: "true", UV_OFFLINE: "1" };
-
-/** The variables proxy-aware clients read (curl reads the lower-case ones). */
-export function proxyEnv(port: number): Record<string, string> {
-  const url = `http://127.0.0.1:${port}`;
-  return {
-    HTTP_PROXY: url,
-    HTTPS_PROXY: url,
-    ALL_PROXY: url,
-    http_proxy: url,
-    https_proxy: url,
-    all_proxy: url,
-    NO_PROXY: "",
-    no_proxy: "",
-    NODE_USE_ENV_PROXY: "1",
-  };
-}
-
-/** The launcher's report from fd 3 (undefined when it ended without one). */
-function readReport(group: ProcessGroup): Promise<LaunchReport | undefined> {
-  const channel = group.child.stdio[3] as NodeJS.ReadableStream | null | undefined;
-  if (!channel) return group.exited.then(() => undefined);
-  return new Promise((resolve) => {
-    let text = "";
-    let done = false;
-    const end = () => {
-      if (done) return;
-      done = true;
-      const lines = text.split("\n").filter((l) => l.trim());
-      try {
-        const report = JSON.parse(lines[0]) as LaunchReport;
-        const exec = lines[1] ? (JSON.parse(lines[1]) as LaunchReport).exec : undefined;
-        resolve(exec ? { ...report, exec } : report);
-      } catch {
-        resolve(undefined);
-      }
-    };
-    channel.setEncoding?.("utf8");
-    channel.on("data", (d: string) => (text += d));
-    channel.once("end", end);
-    channel.once("close", end);
-    channel.once("error", end);
-    void group.exited.then(() => setTimeout(end, 50));
-  });
 }
 
 /** Remove temporary directories of hermit processes that are gone. */

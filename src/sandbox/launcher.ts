@@ -17,22 +17,20 @@
  *
  * Under `require` it refuses (exit 126, the reason in the report) rather than run with less.
  */
-import { readdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import process from "node:process";
-import { AT_FDCWD, cString, type Libc, libc, O_CLOEXEC, O_FLAGS, O_PATH } from "../platform/libc.ts";
+import { cString, type Libc, libc } from "../platform/libc.ts";
 import { type Capabilities, enforcement } from "./enforcement.ts";
 import {
-  type Entry,
-  type FsRule,
-  handledNet,
-  handledScopes,
-  NET,
-  planLandlock,
-  rulesetAttrSize,
-} from "./landlock.ts";
+  applyLandlock,
+  dropPrivileges,
+  enterNamespaces,
+  errnoName,
+  expandRules,
+  installSeccomp,
+} from "./kernel.ts";
+import type { FsRule } from "./landlock.ts";
 import type { NetworkRule } from "./policy.ts";
-import { seccompFilter } from "./seccomp.ts";
-import { expandGlob } from "./secrets.ts";
 
 export const LAUNCHER_ARG = "__sandbox";
 /** The launcher's exit code when it refuses to run the target. */
@@ -61,44 +59,8 @@ export interface LaunchReport {
   exec?: string;
 }
 
-const ERRNO: Record<number, string> = {
-  1: "EPERM",
-  2: "ENOENT",
-  7: "E2BIG",
-  8: "ENOEXEC",
-  9: "EBADF",
-  13: "EACCES",
-  20: "ENOTDIR",
-  22: "EINVAL",
-  28: "ENOSPC",
-  38: "ENOSYS",
-  87: "EUSERS",
-  95: "EOPNOTSUPP",
-};
-const errnoName = (r: number) => ERRNO[-r] ?? `errno ${-r}`;
-
-const CLONE_NEWNS = 0x00020000;
-const CLONE_NEWUSER = 0x10000000;
-const CLONE_NEWNET = 0x40000000;
-const PR_SET_NO_NEW_PRIVS = 38;
-const PR_CAPBSET_DROP = 24;
-const PR_CAP_AMBIENT = 47;
-const PR_CAP_AMBIENT_CLEAR_ALL = 4;
-const PR_SET_SECCOMP = 22;
-const SECCOMP_MODE_FILTER = 2;
-const RLIMIT_CORE = 4;
 const F_SETFD = 2;
 const FD_CLOEXEC = 1;
-const MS = {
-  RDONLY: 1,
-  NOSUID: 2,
-  NODEV: 4,
-  NOEXEC: 8,
-  REMOUNT: 32,
-  BIND: 4096,
-  REC: 16384,
-  PRIVATE: 1 << 18,
-};
 const REPORT_FD = 3;
 
 /** Paths that are protected but lie in a writable area: candidates for an empty mount. */
@@ -149,23 +111,13 @@ export function runLauncher(argv: string[]): number {
   const wantNet = plan.network.mode === "none";
   const wantMounts = coveredByWrite(fs);
   if (wantNet || wantMounts.length) {
-    if (threads !== 1) report.caps.why.namespace = `the launcher runs ${threads} threads`;
+    const ns = threads !== 1
+      ? `the launcher runs ${threads} threads`
+      : enterNamespaces(c, wantNet, wantMounts);
+    if (typeof ns === "string") report.caps.why.namespace = ns;
     else {
-      const uid = process.getuid!();
-      const gid = process.getgid!();
-      const r = c.call(
-        "unshare",
-        CLONE_NEWUSER | (wantNet ? CLONE_NEWNET : 0) | (wantMounts.length ? CLONE_NEWNS : 0),
-      );
-      if (r < 0) report.caps.why.namespace = `the kernel refused one (${errnoName(r)})`;
-      else {
-        writeFileSync("/proc/self/setgroups", "deny");
-        writeFileSync("/proc/self/uid_map", `${uid} ${uid} 1`);
-        writeFileSync("/proc/self/gid_map", `${gid} ${gid} 1`);
-        report.caps.namespace = wantNet;
-        if (wantNet) loopbackUp(c);
-        if (wantMounts.length) report.mounts = hideByMounts(c, wantMounts);
-      }
+      report.caps.namespace = wantNet;
+      report.mounts = ns.mounts;
     }
   }
   if (!wantNet) delete report.caps.why.namespace;
@@ -173,167 +125,17 @@ export function runLauncher(argv: string[]): number {
 
   const hidden = new Set(report.mounts ? wantMounts : []);
   if (abi > 0 && (fs.length > 0 || plan.network.mode !== "all")) {
-    const r = landlock(c, abi, fs, plan, report.caps.namespace, hidden, report);
-    if (r === undefined) report.caps.landlockAbi = abi;
-    else report.caps.why.landlock = r;
+    const r = applyLandlock(c, abi, fs, { ...plan, namespace: report.caps.namespace }, hidden);
+    if (typeof r === "string") report.caps.why.landlock = r;
+    else Object.assign(report, r, { caps: { ...report.caps, landlockAbi: abi } });
   }
   const needSeccomp = plan.network.mode === "allow" || (wantNet && !report.caps.namespace);
   if (needSeccomp) {
-    const filter = seccompFilter(c.arch, plan.network.mode === "allow" ? "tcp-only" : "none");
-    const prog = new Uint8Array(16);
-    const view = new DataView(prog.buffer);
-    view.setUint16(0, filter.length / 8, true);
-    view.setBigUint64(8, c.address(filter), true);
-    const r = c.call("prctl", PR_SET_SECCOMP, SECCOMP_MODE_FILTER, c.address(prog), 0, 0);
-    if (r < 0) report.caps.why.seccomp = `the kernel refused the filter (${errnoName(r)})`;
+    const why = installSeccomp(c, plan.network.mode === "allow" ? "tcp-only" : "none");
+    if (why) report.caps.why.seccomp = why;
     else report.caps.seccomp = true;
   }
   return finish(c, plan, report, target, [target, ...rest]);
-}
-
-/** Rule paths as the kernel sees them: globs expanded, symlinks resolved, missing paths left out. */
-function expandRules(rules: readonly FsRule[]): FsRule[] {
-  const out: FsRule[] = [];
-  const list = (dir: string) => {
-    try {
-      return readdirSync(dir);
-    } catch {
-      return undefined;
-    }
-  };
-  for (const r of rules) {
-    for (const p of expandGlob(r.path, list)) {
-      try {
-        out.push({ path: realpathSync(p), level: r.level });
-      } catch {
-        // does not exist: nothing to grant, nothing to protect
-      }
-    }
-  }
-  return out;
-}
-
-const view = {
-  list(dir: string): Entry[] | undefined {
-    try {
-      return readdirSync(dir, { withFileTypes: true }).map((d) => ({
-        name: d.name,
-        dir: d.isDirectory(),
-        symlink: d.isSymbolicLink(),
-      }));
-    } catch {
-      return undefined;
-    }
-  },
-  isDir(p: string): boolean | undefined {
-    try {
-      return statSync(p).isDirectory();
-    } catch {
-      return undefined;
-    }
-  },
-};
-
-function landlock(
-  c: Libc,
-  abi: number,
-  fs: FsRule[],
-  plan: LaunchPlan,
-  namespace: boolean,
-  hidden: Set<string>,
-  report: LaunchReport,
-): string | undefined {
-  const ll = planLandlock(fs.length ? fs : [{ path: "/", level: "write" }], abi, view, (p) => hidden.has(p));
-  // TCP: none at all without a namespace (UDP is seccomp's); only the proxy for a list
-  const tcp = plan.network.mode === "allow" || (plan.network.mode === "none" && !namespace);
-  const attr = new BigUint64Array([
-    BigInt(ll.handledFs),
-    BigInt(tcp ? handledNet(abi) : 0),
-    BigInt(handledScopes(abi)),
-  ]);
-  const ruleset = c.call("landlock_create_ruleset", c.address(attr), rulesetAttrSize(abi), 0);
-  if (ruleset < 0) return `creating a ruleset failed (${errnoName(ruleset)})`;
-  const nofollow = O_FLAGS[c.arch].O_NOFOLLOW;
-  const beneath = new Uint8Array(12);
-  const beneathView = new DataView(beneath.buffer);
-  for (const rule of ll.rules) {
-    const path = cString(rule.path);
-    const fd = c.call("openat", AT_FDCWD, c.address(path), O_PATH | O_CLOEXEC | (rule.follow ? 0 : nofollow));
-    if (fd < 0) continue;
-    beneathView.setBigUint64(0, BigInt(rule.access), true);
-    beneathView.setInt32(8, fd, true);
-    if (c.call("landlock_add_rule", ruleset, 1, c.address(beneath), 0) === 0) report.rules++;
-    c.call("close", fd);
-  }
-  if (tcp && abi >= 4 && plan.proxyPort) {
-    const port = new BigUint64Array([BigInt(NET.CONNECT_TCP), BigInt(plan.proxyPort)]);
-    c.call("landlock_add_rule", ruleset, 2, c.address(port), 0);
-  }
-  report.narrowed = ll.narrowed;
-  const r = c.call("landlock_restrict_self", ruleset, 0);
-  c.call("close", ruleset);
-  return r < 0 ? `restricting failed (${errnoName(r)})` : undefined;
-}
-
-/** `ip link set lo up` in the new network namespace. */
-function loopbackUp(c: Libc): void {
-  const fd = c.call("socket", 2, /* AF_INET */ 2 | O_CLOEXEC, /* SOCK_DGRAM|SOCK_CLOEXEC */ 0);
-  if (fd < 0) return;
-  const ifr = new Uint8Array(40);
-  ifr.set(cString("lo"));
-  if (c.call("ioctl", fd, 0x8913, /* SIOCGIFFLAGS */ c.address(ifr)) === 0) {
-    const flags = new DataView(ifr.buffer);
-    flags.setUint16(16, flags.getUint16(16, true) | 1, /* IFF_UP */ true);
-    c.call("ioctl", fd, 0x8914, /* SIOCSIFFLAGS */ c.address(ifr));
-  }
-  c.call("close", fd);
-}
-
-/** Cover each path with an empty read-only mount (a tmpfs, or /dev/null over a file); how many worked. */
-function hideByMounts(c: Libc, paths: string[]): number {
-  const none = cString("none");
-  c.call("mount", c.address(none), c.address(cString("/")), 0, MS.REC | MS.PRIVATE, 0);
-  let done = 0;
-  const tmpfs = cString("tmpfs");
-  const devnull = cString("/dev/null");
-  for (const p of paths) {
-    const target = cString(p);
-    const dir = view.isDir(p);
-    if (dir === undefined) continue;
-    let r: number;
-    if (dir) {
-      const opts = cString("mode=000,size=4k");
-      r = c.call(
-        "mount",
-        c.address(tmpfs),
-        c.address(target),
-        c.address(tmpfs),
-        MS.RDONLY | MS.NOSUID | MS.NODEV | MS.NOEXEC,
-        c.address(opts),
-      );
-    } else {
-      r = c.call("mount", c.address(devnull), c.address(target), 0, MS.BIND, 0);
-      if (r === 0) {
-        r = c.call("mount", 0, c.address(target), 0, MS.BIND | MS.REMOUNT | MS.RDONLY, 0);
-      }
-    }
-    if (r === 0) done++;
-  }
-  return done === paths.length ? done : 0;
-}
-
-/** No capabilities (inside the new user namespace or as root), no new privileges, no core dumps. */
-function dropPrivileges(c: Libc): void {
-  for (let cap = 0; cap < 64; cap++) {
-    if (c.call("prctl", PR_CAPBSET_DROP, cap, 0, 0, 0) === -22 /* EINVAL: past the last one */) break;
-  }
-  c.call("prctl", PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-  const header = new Uint32Array([0x20080522, /* _LINUX_CAPABILITY_VERSION_3 */ 0]);
-  const data = new Uint32Array(6);
-  c.call("capset", c.address(header), c.address(data));
-  c.call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-  const zero = new BigUint64Array(2);
-  c.call("prlimit64", 0, RLIMIT_CORE, c.address(zero), 0);
 }
 
 function finish(
