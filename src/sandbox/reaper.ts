@@ -61,16 +61,24 @@ function nnpOf(pid: number | "self"): boolean {
   }
 }
 
+/** hermit's direct children: each thread's `children` file, else a scan of /proc. */
+function childPids(): number[] {
+  try {
+    return readdirSync("/proc/self/task").flatMap((t) =>
+      readFileSync(`/proc/self/task/${t}/children`, "utf8").split(" ").filter(Boolean).map(Number)
+    );
+  } catch {
+    try {
+      return readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map(Number);
+    } catch {
+      return [];
+    }
+  }
+}
+
 function children(): ProcInfo[] {
   const out: ProcInfo[] = [];
-  let pids: string[];
-  try {
-    pids = readdirSync("/proc").filter((d) => /^\d+$/.test(d));
-  } catch {
-    return out;
-  }
-  for (const d of pids) {
-    const pid = Number(d);
+  for (const pid of childPids()) {
     const st = readProcStat(pid);
     if (!st || st.ppid !== process.pid) continue;
     let cmdline = "";

@@ -257,6 +257,14 @@ describe("the sandbox against a hostile upstream and command tool", { skip: read
     try {
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stderr, /tools\.attack_tool: sandbox: off: it runs unconfined/);
+      const shown = await runHermit(["tools", control], {
+        cwd: ws,
+        env: { ...env, REPORT_DIR: reportDir() },
+      });
+      assert.match(
+        shown.stdout,
+        /sandbox: tools\.attack_tool: off \(sandbox: off; runs with your full access\)/,
+      );
       const report = JSON.parse(r.stdout) as Report;
       assert.deepEqual(report.ssh, { ok: true, value: KEY });
       assert.deepEqual(report.token, { ok: true, value: TOKEN });

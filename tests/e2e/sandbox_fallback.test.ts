@@ -103,6 +103,16 @@ describe("no Landlock, no user namespaces: warn, or refuse when required", { ski
         /sandbox: mcp_servers\.ev: fs: not enforced; network: none \(seccomp\); not enforced here: files/,
       );
       assert.match(r.stdout, /sandbox: tools\.hello: fs: not enforced; network: none \(seccomp\)/);
+      const json = JSON.parse((await old(flavor, ["tools", dir, "--json"])).stdout);
+      assert.deepEqual(json.sandbox.map((c: { where: string }) => c.where), [
+        "mcp_servers.ev",
+        "tools.hello",
+      ]);
+      assert.match(json.sandbox[0].missing[0], /^files are not confined/);
+      assert.equal(
+        json.tools.find((t: { name: string }) => t.name === "echo").sandbox,
+        json.sandbox[0].summary,
+      );
     });
 
     it(`${flavor}: HERMIT_SANDBOX=require refuses: exit 4, and nothing runs`, async () => {
