@@ -32,7 +32,7 @@ export function sandboxFindings(
       return {
         level: "problem",
         area: "sandbox",
-        message: refusalLine(e.label, { ...host.enforcement(e) }),
+        message: refusalLine(e.label, host.enforcement(e)),
       };
     }
     if (d.missing.length) {
