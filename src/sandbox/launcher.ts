@@ -74,7 +74,10 @@ export function coveredByWrite(rules: readonly FsRule[]): string[] {
     }
     return undefined;
   };
-  return rules.filter((r) => r.level === "deny" && nearest(r.path) === "write").map((r) => r.path);
+  // a protected path with something re-opened inside it is left to Landlock (a mount would hide both)
+  const reopened = (p: string) => rules.some((r) => r.level !== "deny" && r.path.startsWith(p + "/"));
+  return rules.filter((r) => r.level === "deny" && nearest(r.path) === "write" && !reopened(r.path))
+    .map((r) => r.path);
 }
 
 export function runLauncher(argv: string[]): number {

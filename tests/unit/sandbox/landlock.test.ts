@@ -22,6 +22,7 @@ import {
   READ_RIGHTS,
   rulesetAttrSize,
 } from "../../../src/sandbox/landlock.ts";
+import { coveredByWrite } from "../../../src/sandbox/launcher.ts";
 
 /** A tree from paths: a trailing `/` is a directory, `@` marks a symlink. */
 function tree(paths: string[]): FsView & { files: string[] } {
@@ -233,6 +234,22 @@ describe("planLandlock: a property over generated trees and policies", () => {
         },
       ),
       { numRuns: 300, ...(seed === undefined ? {} : { seed }) },
+    );
+  });
+});
+
+describe("which protected paths a mount covers", () => {
+  it("those inside a writable path, unless something inside them is re-opened", () => {
+    assert.deepEqual(
+      coveredByWrite([
+        { path: "/", level: "read" },
+        { path: "/home/u", level: "write" },
+        { path: "/home/u/.ssh", level: "deny" },
+        { path: "/home/u/.ssh/known_hosts", level: "read" },
+        { path: "/home/u/.aws", level: "deny" },
+        { path: "/etc/shadow", level: "deny" },
+      ]),
+      ["/home/u/.aws"],
     );
   });
 });
