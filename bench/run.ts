@@ -2,12 +2,12 @@
  * `deno task bench`: hermit against the alternatives, side by side in one run, on this machine.
  * Sections: per-call latency through every chain (direct, hermit serve, hermit relay → service,
  * mcp-remote → supergateway); spawn to first `tools/list` (direct, eager, lazy with a warm schema
- * cache, command tools only); N sessions on one service vs N separate servers. Prints markdown
- * tables (medians, p99, ratios) for the README. The run's scratch directory is removed and every
+ * cache, command tools only); N sessions on one service vs N separate servers; the sandbox's
+ * cost (bench/sandbox.ts). Prints markdown tables (medians, p99, ratios) for the README. The run's scratch directory is removed and every
  * process it started is stopped whether it succeeds or fails; a failure is one line on stderr
  * and exit 1.
  *
- *   deno task bench [--calls N] [--spawns N] [--sessions N] [--only chain,spawn,sessions]
+ *   deno task bench [--calls N] [--spawns N] [--sessions N] [--only chain,spawn,sessions,sandbox]
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -16,9 +16,10 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { chains } from "./chain.ts";
 import { median, spawnToList, table } from "./lib.ts";
+import { sandboxSection } from "./sandbox.ts";
 import { sessions } from "./sessions.ts";
 
-const SECTIONS = ["chain", "spawn", "sessions"];
+const SECTIONS = ["chain", "spawn", "sessions", "sandbox"];
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const hermit = path.join(root, "dist", "hermit");
 const everything = path.join(
@@ -189,6 +190,9 @@ try {
   if (only.includes("chain")) await chainSection(sessionAdapter, standaloneAdapter);
   if (only.includes("spawn")) await spawnSection(sessionAdapter, lazyAdapter);
   if (only.includes("sessions")) await sessionsSection(sessionAdapter, standaloneAdapter);
+  if (only.includes("sandbox")) {
+    await sandboxSection({ hermit, everything, work, spawns: SPAWNS, calls: CALLS });
+  }
 } catch (err) {
   console.error(`bench: error: ${err instanceof Error ? err.message : String(err)}`);
   failed = true;

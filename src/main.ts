@@ -1,8 +1,9 @@
 /**
- * Entry point and the only place that exits. Three answers come before anything heavy is loaded:
- * `--version`, the watchdog supervisor hermit starts for itself (`watchdog --ppid N
- * --supervise`, one per running hermit, so it should cost as little memory as it can), and the
- * relay a host starts per session for a standalone adapter (`serve DIR`, `src/relay/main.ts`).
+ * Entry point and the only place that exits. Four answers come before anything heavy is loaded:
+ * the sandbox launcher (`__sandbox`, run before every confined child), `--version`, the watchdog
+ * supervisor hermit starts for itself (`watchdog --ppid N --supervise`, one per running hermit, so
+ * it should cost as little memory as it can), and the relay a host starts per session for a
+ * standalone adapter (`serve DIR`, `src/relay/main.ts`).
  * Everything else goes to the command-line app, whose commands load what they need.
  */
 import process from "node:process";
@@ -10,7 +11,11 @@ import { VERSION } from "./version.ts";
 
 const argv = process.argv.slice(2);
 
-if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
+if (argv[0] === "__sandbox") {
+  // The sandbox launcher: confine this thread, then become the target (see sandbox/launcher.ts).
+  const { runLauncher } = await import("./sandbox/launcher.ts");
+  process.exit(runLauncher(argv.slice(1)));
+} else if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
   // Exit once the line is handed to the OS (a pipe may take it asynchronously); a reader that
   // is already gone is not an error.
   process.stdout.on("error", () => process.exit(0));

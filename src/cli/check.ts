@@ -1,10 +1,12 @@
 /**
  * `hermit check DIR`: is this adapter sound? The static rules, config screening, then the live
- * health rule (start it, `initialize`, compare `tools/list` with `exports.tools`).
- * Exit 0 healthy, 3 problems, 4 when screening refuses an entry.
+ * health rule (start it, `initialize`, compare `tools/list` with `exports.tools`), which runs every
+ * server inside its sandbox. Exit 0 healthy, 3 problems, 4 when screening or the sandbox refuses
+ * an entry.
  */
 import type { Command } from "@commander-js/extra-typings";
 import { buildReport, renderReport } from "../check/report.ts";
+import { sandboxFindings } from "../check/sandbox.ts";
 import { screeningFindings } from "../check/screening.ts";
 import { staticFindings } from "../check/static.ts";
 import { Exit } from "../errors.ts";
@@ -37,6 +39,7 @@ export function registerCheck(program: Command, setExit: SetExit): void {
         ...staticFindings(loaded),
         ...screeningFindings(loaded.manifest),
         ...lockStaticFindings(loaded.manifest),
+        ...sandboxFindings(loaded.manifest),
       ];
       if (!opts.static) {
         const live = { timeoutMs: opts.timeout * 1000 };
@@ -56,7 +59,9 @@ export function registerCheck(program: Command, setExit: SetExit): void {
       const report = buildReport(loaded.manifest, findings);
       if (opts.json) await printJson(report);
       else await writeOut(renderReport(report, color));
-      const refused = findings.some((f) => f.area === "screening" && f.level === "problem");
+      const refused = findings.some((f) =>
+        (f.area === "screening" || f.area === "sandbox") && f.level === "problem"
+      );
       setExit(refused ? Exit.refused : report.verdict === "healthy" ? Exit.ok : Exit.problems);
     });
 }

@@ -1,4 +1,7 @@
-/** `hermit tools DIR`: the effective tool list: source, trust, read-only, scan findings. */
+/**
+ * `hermit tools DIR`: the effective tool list: source, trust, read-only, scan findings, and how
+ * each server and command tool is confined.
+ */
 import type { Command } from "@commander-js/extra-typings";
 import { Exit } from "../errors.ts";
 import { omitEvents, setLogLevel } from "../log.ts";
@@ -52,6 +55,15 @@ export function registerTools(program: Command, setExit: SetExit): void {
         );
         const extra = [
           ...(report.safeMode ? ["safe mode: no upstream server and no command tool is loaded"] : []),
+          ...report.sandbox.map((c) => {
+            const line = `sandbox: ${c.where}: ${c.summary}`;
+            const off = c.summary.startsWith("off");
+            return off || c.missing.length
+              ? color.yellow(
+                `${line}${c.missing.length ? `; not enforced here: ${c.missing.join("; ")}` : ""}`,
+              )
+              : line;
+          }),
           ...report.missing.map((m) => color.red(`missing: ${m.name}: ${m.why}`)),
           ...report.refused.map((r) => color.red(`refused: ${r.where}: ${r.reason}`)),
         ];

@@ -6,6 +6,7 @@
 import { foldTrust } from "../gates/trust.ts";
 import { formatPath, type LocatedIssue, quote, type SourceMap } from "./locate.ts";
 import { checkRules } from "./rules.ts";
+import { combineSandbox, NO_SANDBOX_SETTINGS, parseSandboxBlock, type SandboxBlock } from "./sandbox.ts";
 import type { RawCommandTool, RawManifest, RawUpstream } from "./schema.ts";
 import { TOOL_NAME } from "./schema.ts";
 import {
@@ -26,14 +27,20 @@ export function normalize(raw: RawManifest, src: SourceMap, file: string, dir: s
   const errors: LocatedIssue[] = [];
   const warnings: LocatedIssue[] = [];
 
+  const top = parseSandboxBlock(raw.sandbox, ["sandbox"], src, errors);
   const tools: Record<string, CommandTool> = {};
-  for (const [name, t] of Object.entries(raw.tools ?? {})) tools[name] = commandTool(name, t);
+  for (const [name, t] of Object.entries(raw.tools ?? {})) {
+    const own = parseSandboxBlock(t.sandbox, ["tools", name, "sandbox"], src, errors);
+    tools[name] = commandTool(name, t, combineSandbox(top, own));
+  }
 
   const upstreams: Record<string, Upstream> = {};
   for (const [name, u] of Object.entries(raw.mcp_servers ?? {})) {
     const at = ["mcp_servers", name];
     const kind = upstreamKind(u, at, src, errors);
+    const own = upstreamSandbox(u, kind, at, src, errors);
     upstreams[name] = upstream(name, u, kind ?? "stdio", at, src, errors, warnings);
+    if (kind === "stdio") upstreams[name].sandbox = combineSandbox(top, own);
   }
 
   const exported = raw.exports?.tools ?? [];
@@ -54,12 +61,36 @@ export function normalize(raw: RawManifest, src: SourceMap, file: string, dir: s
     tools,
     upstreams,
     serve,
+    sandbox: combineSandbox(top, undefined),
     warnings,
   };
   return { manifest, errors };
 }
 
-function commandTool(name: string, t: RawCommandTool): CommandTool {
+/** A remote server is not started by hermit: a `sandbox:` on it is a mistake, said as one. */
+function upstreamSandbox(
+  u: RawUpstream,
+  kind: UpstreamKind | undefined,
+  at: string[],
+  src: SourceMap,
+  errors: LocatedIssue[],
+): SandboxBlock | undefined {
+  if (u.sandbox !== undefined && kind !== undefined && kind !== "stdio") {
+    errors.push(
+      src.issue(
+        [...at, "sandbox"],
+        `${
+          at.join(".")
+        }.sandbox applies to local (command) servers only; a remote server runs elsewhere, so remove it`,
+        { key: true },
+      ),
+    );
+    return undefined;
+  }
+  return parseSandboxBlock(u.sandbox, [...at, "sandbox"], src, errors);
+}
+
+function commandTool(name: string, t: RawCommandTool, sandbox: CommandTool["sandbox"]): CommandTool {
   return {
     name,
     description: t.description ?? "",
@@ -74,6 +105,7 @@ function commandTool(name: string, t: RawCommandTool): CommandTool {
     timeoutSeconds: t.timeout ?? DEFAULTS.toolTimeoutSeconds,
     env: t.env ?? {},
     cwd: t.cwd,
+    sandbox,
   };
 }
 
@@ -219,6 +251,7 @@ function upstream(
       enabled: e.enabled ?? DEFAULTS.elicitation.enabled,
       timeoutSeconds: e.timeout ?? DEFAULTS.elicitation.timeoutSeconds,
     },
+    sandbox: NO_SANDBOX_SETTINGS,
   };
 }
 

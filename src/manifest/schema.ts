@@ -51,6 +51,8 @@ export const commandToolSchema = z.strictObject({
   timeout: positiveSeconds.optional(),
   env: stringMap.optional(),
   cwd: str("a directory path relative to the adapter").optional(),
+  /** Checked in `sandbox.ts` (off, or a mapping), for messages a union cannot give. */
+  sandbox: z.unknown().optional(),
 }, mapping("command tool fields, e.g. { description: …, run: [python3, tools/add_note.py] }"));
 
 const toolFilterSchema = z.strictObject({
@@ -116,6 +118,7 @@ export const upstreamSchema = z.strictObject({
   oauth: oauthSchema.optional(),
   sampling: samplingSchema.optional(),
   elicitation: elicitationSchema.optional(),
+  sandbox: z.unknown().optional(),
 }, mapping("server fields, e.g. { command: npx, args: [-y, some-server] } or { url: https://… }"));
 
 export const serveSchema = z.strictObject({
@@ -163,6 +166,7 @@ export const manifestSchema = z.strictObject({
     { error: "must be a mapping of server names to servers" },
   ).optional(),
   serve: serveSchema.optional(),
+  sandbox: z.unknown().optional(),
 }, { error: "the manifest must be a mapping of keys (name:, exports:, tools:, mcp_servers:, serve:)" });
 
 export type RawManifest = z.output<typeof manifestSchema>;

@@ -19,6 +19,31 @@ export const DEFAULTS = {
   elicitation: { enabled: true, timeoutSeconds: 300 },
 } as const;
 
+/** A `host:port` the egress proxy lets a confined process reach. */
+export interface Destination {
+  /** Lower case; an IPv6 address without brackets; `*.example.com` matches its subdomains. */
+  host: string;
+  port: number;
+}
+
+export type SandboxNetwork = "all" | "none" | Destination[];
+
+/**
+ * An entry's `sandbox:` policy as written (paths not yet interpolated), already combined with the
+ * adapter's top-level block: the lists add up, `network` and `require` replace, `off` on either
+ * wins unless the entry has a block of its own. See `src/sandbox/policy.ts` for the defaults.
+ */
+export interface SandboxSettings {
+  /** `sandbox: off`: run unconfined (logged at every start). */
+  off: boolean;
+  read: string[];
+  denyRead: string[];
+  write: string[];
+  /** Undefined: the default for the entry (all for trust full and command tools, none for untrusted). */
+  network?: SandboxNetwork;
+  require: boolean;
+}
+
 export interface CommandTool {
   name: string;
   description: string;
@@ -34,6 +59,7 @@ export interface CommandTool {
   env: Record<string, string>;
   /** Relative to the adapter directory. */
   cwd?: string;
+  sandbox: SandboxSettings;
 }
 
 export interface SamplingPolicy {
@@ -87,6 +113,8 @@ export interface Upstream {
   };
   sampling: SamplingPolicy;
   elicitation: { enabled: boolean; timeoutSeconds: number };
+  /** Local (command) servers only; remote ones run elsewhere. */
+  sandbox: SandboxSettings;
 }
 
 export interface ServeConfig {
@@ -112,6 +140,8 @@ export interface Manifest {
   tools: Record<string, CommandTool>;
   upstreams: Record<string, Upstream>;
   serve: ServeConfig;
+  /** The top-level `sandbox:` block: the adapter's default for every entry. */
+  sandbox: SandboxSettings;
   /** Things worth saying that do not make the manifest invalid. */
   warnings: LocatedIssue[];
 }

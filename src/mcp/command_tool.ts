@@ -15,6 +15,7 @@ import type { CommandTool } from "../manifest/types.ts";
 import { which } from "../platform/which.ts";
 import { spawnInGroup } from "../process/group.ts";
 import { checkArguments } from "./arguments.ts";
+import { entryOf, type SandboxHost, SandboxRefused } from "../sandbox/host.ts";
 
 export const MAX_STDOUT_BYTES = 4 * 1024 * 1024;
 const STDERR_TAIL_BYTES = 4000;
@@ -24,6 +25,8 @@ export interface CommandToolContext {
   interpolation: InterpolationContext;
   parentEnv: Readonly<Record<string, string | undefined>>;
   platform: NodeJS.Platform;
+  /** Confines the tool (absent: it runs unconfined). */
+  sandbox?: SandboxHost;
 }
 
 export { commandToolDefinition } from "./catalog.ts";
@@ -65,7 +68,16 @@ export async function runCommandTool(
   const resolved = which(program, { cwd, path: env.PATH, platform: ctx.platform });
   if (!resolved) return errorResult(`${t.name}: command not found: ${program}`);
 
-  const group = spawnInGroup(resolved, rest, { cwd, env });
+  let launched;
+  try {
+    launched = ctx.sandbox
+      ? await ctx.sandbox.launch(entryOf(t, "tool"), { command: resolved, args: rest, env, cwd })
+      : { group: spawnInGroup(resolved, rest, { cwd, env }), hint: () => "" };
+  } catch (err) {
+    if (err instanceof SandboxRefused) throw new CommandRefused(err.message);
+    return errorResult(`${t.name} could not start: ${(err as Error).message}`);
+  }
+  const { group } = launched;
   const child = group.child;
   const out: Buffer[] = [];
   let outBytes = 0;
@@ -110,7 +122,15 @@ export async function runCommandTool(
     (truncated ? `\n[output truncated at ${MAX_STDOUT_BYTES} bytes]` : "");
   if (status.code !== 0) {
     const detail = errTail.trim() || stdout.trim().slice(-STDERR_TAIL_BYTES);
-    return errorResult(`${t.name} failed: ${status.reason}${detail ? "\n" + detail : ""}`);
+    const hint = launched.hint(detail.split("\n").slice(-5));
+    const sandboxed =
+      /EACCES|EPERM|EROFS|Permission denied|Operation not permitted|Read-only file system|EAI_AGAIN|ENOTFOUND|ENETUNREACH|Network is unreachable|Could not resolve/i
+        .test(detail);
+    return errorResult(
+      `${t.name} failed: ${status.reason}${detail ? "\n" + detail : ""}${
+        hint && sandboxed ? `\n(${hint})` : ""
+      }`,
+    );
   }
   return resultFromStdout(stdout, t);
 }

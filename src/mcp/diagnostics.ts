@@ -46,6 +46,16 @@ export interface ToolRow {
   claimsReadOnly: boolean;
   description: string;
   findings: ScanFinding[];
+  /** How its process is confined, e.g. `fs: landlock abi 7; network: none (namespace)`. */
+  sandbox: string;
+}
+
+/** One entry's confinement: what is enforced and what is not. */
+export interface Confinement {
+  where: string;
+  summary: string;
+  missing: string[];
+  require: boolean;
 }
 
 export interface ToolsReport {
@@ -54,25 +64,38 @@ export interface ToolsReport {
   tools: ToolRow[];
   missing: { name: string; why: string }[];
   refused: { where: string; reason: string }[];
+  sandbox: Confinement[];
 }
 
 export function effectiveTools(manifest: Manifest, verbose = false): Promise<ToolsReport> {
-  return withGateway(manifest, verbose, async (gateway) => ({
-    adapter: manifest.name,
-    safeMode: gateway.safeMode,
-    tools: gateway.catalog().map((e) => ({
-      name: e.name,
-      source: e.source.kind === "command" ? "command" : `mcp_servers.${e.source.server}`,
-      raw: e.source.kind === "upstream" ? e.source.raw : undefined,
-      trust: e.trust,
-      readOnly: e.readOnly,
-      claimsReadOnly: e.claimsReadOnly,
-      description: e.tool.description ?? "",
-      findings: e.findings,
-    })),
-    missing: gateway.selfCheck().missing,
-    refused: gateway.refusals.map((r) => ({ where: r.where, reason: r.reason })),
-  }));
+  return withGateway(manifest, verbose, async (gateway) => {
+    const sandbox = gateway.sandbox.entries().map((e) => ({
+      where: e.label,
+      ...gateway.sandbox.describe(e),
+    }));
+    const confinement = (where: string) =>
+      sandbox.find((c) => c.where === where)?.summary ?? "remote: not started by hermit";
+    return {
+      adapter: manifest.name,
+      safeMode: gateway.safeMode,
+      tools: gateway.catalog().map((e) => ({
+        name: e.name,
+        source: e.source.kind === "command" ? "command" : `mcp_servers.${e.source.server}`,
+        raw: e.source.kind === "upstream" ? e.source.raw : undefined,
+        trust: e.trust,
+        readOnly: e.readOnly,
+        claimsReadOnly: e.claimsReadOnly,
+        description: e.tool.description ?? "",
+        findings: e.findings,
+        sandbox: confinement(
+          e.source.kind === "command" ? `tools.${e.name}` : `mcp_servers.${e.source.server}`,
+        ),
+      })),
+      missing: gateway.selfCheck().missing,
+      refused: gateway.refusals.map((r) => ({ where: r.where, reason: r.reason })),
+      sandbox,
+    };
+  });
 }
 
 export interface CallReport {

@@ -32,6 +32,7 @@ import { UpstreamConnection, type UpstreamOwner, type UpstreamStatus } from "./u
 import { type Clock, realClock } from "./upstream_lifecycle.ts";
 import type { UpstreamTool } from "./upstream_tools.ts";
 import type { BuiltTransport } from "./upstream_transport.ts";
+import type { SandboxHost } from "../sandbox/host.ts";
 import { Transports } from "./gateway_transports.ts";
 import { LockGate, type LockMode } from "../lock/gate.ts";
 import type { Withheld } from "../lock/verdict.ts";
@@ -171,11 +172,17 @@ export class Gateway {
   async stop(): Promise<void> {
     this.lock.stop();
     await Promise.all([...this.#upstreams.values()].map((u) => u.stop()));
+    await this.sandbox.close();
   }
 
   /** Why hermit.lock withholds the exported tool `name` right now, if it does. */
   withheld(name: string): Withheld | undefined {
     return this.#catalog.withheld(name);
+  }
+
+  /** The sandbox every child starts in (what it enforces, per entry: `tools`, `check`). */
+  get sandbox(): SandboxHost {
+    return this.#transports.sandbox;
   }
 
   /** A host session starts using the gateway; the returned function detaches it. */

@@ -8,6 +8,7 @@ import process from "node:process";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { contextFrom } from "../manifest/interpolate.ts";
 import type { Manifest, Upstream } from "../manifest/types.ts";
+import { SandboxHost } from "../sandbox/host.ts";
 import type { CommandToolContext } from "./command_tool.ts";
 import { createRuntimeAuth, type RuntimeAuth } from "./oauth/runtime_provider.ts";
 import { buildTransport, type BuiltTransport } from "./upstream_transport.ts";
@@ -27,10 +28,17 @@ export class Transports {
   readonly #manifest: Manifest;
   readonly #opts: TransportOptions;
   readonly #oauth = new Map<string, RuntimeAuth>();
+  /** Confines every child: stdio servers and command tools. */
+  readonly sandbox: SandboxHost;
 
   constructor(manifest: Manifest, opts: TransportOptions) {
     this.#manifest = manifest;
     this.#opts = opts;
+    this.sandbox = new SandboxHost(manifest, {
+      env: opts.env,
+      platform: opts.platform ?? process.platform,
+      interpolation: contextFrom(opts.env, opts.cwd ?? process.cwd()),
+    });
   }
 
   commandContext(): CommandToolContext {
@@ -39,6 +47,7 @@ export class Transports {
       interpolation: contextFrom(this.#opts.env, this.#opts.cwd ?? process.cwd()),
       parentEnv: this.#opts.env,
       platform: this.#opts.platform ?? process.platform,
+      sandbox: this.sandbox,
     };
   }
 
@@ -56,6 +65,7 @@ export class Transports {
       authProvider: auth?.provider,
       fetch: auth?.fetch,
       pinned: this.#opts.pin?.(u.name),
+      sandbox: this.sandbox,
     });
   }
 

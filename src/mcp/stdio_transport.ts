@@ -30,6 +30,9 @@ export interface StdioSpawn {
   cwd?: string;
 }
 
+/** Starts the child some other way (the sandbox's launcher); resolves once it runs. */
+export type Launch = (spawn: StdioSpawn, stdio: "pipe"[]) => Promise<ProcessGroup>;
+
 const STDERR_KEEP = 20;
 
 export class GroupStdioTransport implements Transport {
@@ -41,6 +44,8 @@ export class GroupStdioTransport implements Transport {
   #stderrDropped = 0;
   /** Ids of hermit's requests to the server still unanswered: an oversize line with one is their answer. */
   readonly #asked = new Set<RequestId>();
+  readonly #launch: Launch | undefined;
+  #launching: Promise<ProcessGroup> | undefined;
   #group: ProcessGroup | undefined;
   #closed = false;
 
@@ -51,8 +56,9 @@ export class GroupStdioTransport implements Transport {
   /** What the server wrote that hermit could not take (a bad line, an oversize message), for the log. */
   onProblem?: (text: string) => void;
 
-  constructor(spawn: StdioSpawn) {
+  constructor(spawn: StdioSpawn, launch?: Launch) {
     this.#spawn = spawn;
+    this.#launch = launch;
   }
 
   get pid(): number | undefined {
@@ -64,14 +70,18 @@ export class GroupStdioTransport implements Transport {
     return [...this.#stderrTail, ...(this.#stderrPartial ? [this.#cutLine()] : [])];
   }
 
-  start(): Promise<void> {
-    if (this.#group) throw new Error("transport already started");
+  async start(): Promise<void> {
+    if (this.#group || this.#launching) throw new Error("transport already started");
     const { command, args, env, cwd } = this.#spawn;
-    const group = spawnInGroup(command, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
+    const stdio: "pipe"[] = ["pipe", "pipe", "pipe"];
+    // a launcher (the sandbox) hands back a group that has already started
+    this.#launching = this.#launch?.(this.#spawn, stdio);
+    const group = this.#launching ? await this.#launching : spawnInGroup(command, args, { env, cwd, stdio });
     this.#group = group;
     const child = group.child;
     return new Promise<void>((resolve, reject) => {
-      let started = false;
+      let started = this.#launching !== undefined;
+      if (started) resolve();
       child.once("spawn", () => {
         started = true;
         resolve();
@@ -174,7 +184,7 @@ export class GroupStdioTransport implements Transport {
 
   /** Stop the server's whole process group (stdin first, then SIGTERM, then SIGKILL). */
   async close(): Promise<void> {
-    const group = this.#group;
+    const group = this.#group ?? await this.#launching?.catch(() => undefined);
     if (group) await group.stop({ stdinMs: 1000 });
     this.#finish();
   }

@@ -26,6 +26,7 @@ import {
   OutcomeUncertain,
   probe,
 } from "./upstream_client.ts";
+import type { BuiltTransport } from "./upstream_transport.ts";
 import { jitteredBackoff, UpstreamLifecycle } from "./upstream_lifecycle.ts";
 import { ToolListing } from "./upstream_listing.ts";
 import {
@@ -237,9 +238,11 @@ export class UpstreamConnection {
   async #attempt(epoch: number, announce: boolean): Promise<Client> {
     const before = this.#listing.tools;
     let link: Link | undefined;
+    let explain: BuiltTransport["explain"];
     try {
       const opened = openLink(this.config, this.#owner, this.#clientHooks, (l) => this.#linkLost(l));
       link = opened.link;
+      explain = opened.explain;
       const client = link.client;
       this.#opening = link;
       await client.connect(link.transport, { timeout: this.config.connectTimeoutSeconds * 1000 });
@@ -262,16 +265,21 @@ export class UpstreamConnection {
       const tail = (link?.transport as GroupStdioTransport | undefined)?.stderrTail?.slice(-3) ?? [];
       await link?.close();
       if (err instanceof UpstreamUnavailable) throw err; // stopped meanwhile
-      return this.#failed(epoch, err, link, tail);
+      return this.#failed(epoch, err, link, tail, explain);
     }
   }
 
-  #failed(epoch: number, err: unknown, link: Link | undefined, tail: string[]): never {
-    const { kind, why } = classifyFailure(err, {
-      link,
-      stderrTail: tail,
-      oauth: this.config.auth === "oauth",
-    });
+  /** `explain`: the sandbox's reading of a start failure (it names the key that would open it). */
+  #failed(
+    epoch: number,
+    err: unknown,
+    link: Link | undefined,
+    tail: string[],
+    explain?: BuiltTransport["explain"],
+  ): never {
+    const failure = classifyFailure(err, { link, stderrTail: tail, oauth: this.config.auth === "oauth" });
+    const kind = failure.kind;
+    const why = kind === "error" && explain ? explain(failure.why, tail) : failure.why;
     this.#dispatch({ type: "failed", epoch, now: this.#owner.clock.now(), error: why, kind });
     this.#stillWanted(epoch);
     const event = { kind: "upstream-failed", server: this.name, reason: why } as const;

@@ -24,7 +24,7 @@ import { log } from "../log.ts";
 import type { Upstream } from "../manifest/types.ts";
 import type { GroupStdioTransport } from "./stdio_transport.ts";
 import { NeedsLogin } from "./oauth/errors.ts";
-import { UpstreamRefused } from "./upstream_transport.ts";
+import { type BuiltTransport, UpstreamRefused } from "./upstream_transport.ts";
 import type { FailureKind } from "./upstream_state.ts";
 import type { UpstreamOwner } from "./upstream_types.ts";
 import { VERSION } from "../version.ts";
@@ -144,7 +144,7 @@ export function openLink(
   owner: Pick<UpstreamOwner, "openTransport" | "onStderrLine">,
   hooks: ClientHooks,
   onLost: (link: Link) => void,
-): { link: Link; describe: string } {
+): { link: Link; describe: string; explain: BuiltTransport["explain"] } {
   const built = owner.openTransport(config);
   if (built.unresolved.length) {
     log.warn(
@@ -156,7 +156,11 @@ export function openLink(
     stdio.onStderrLine = (l) => owner.onStderrLine(config.name, l);
     stdio.onProblem = (t) => log.warn(`mcp_servers.${config.name}: ${t}`);
   }
-  return { link: new Link(newClient(config, hooks), built.transport, onLost), describe: built.describe };
+  return {
+    link: new Link(newClient(config, hooks), built.transport, onLost),
+    describe: built.describe,
+    explain: built.explain,
+  };
 }
 
 /** What kind of failure a connect attempt met, and its one line. */

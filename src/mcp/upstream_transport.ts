@@ -13,9 +13,10 @@ import { screenUpstream } from "../gates/screen_manifest.ts";
 import { interpolate, type InterpolationContext } from "../manifest/interpolate.ts";
 import type { Upstream } from "../manifest/types.ts";
 import { which } from "../platform/which.ts";
-import { GroupStdioTransport } from "./stdio_transport.ts";
 import { pinArgs } from "../lock/packages.ts";
 import type { LockedPackage } from "../lock/types.ts";
+import { entryOf, type SandboxHost, SandboxRefused } from "../sandbox/host.ts";
+import { GroupStdioTransport, type Launch } from "./stdio_transport.ts";
 
 export interface TransportContext {
   adapterDir: string;
@@ -28,6 +29,8 @@ export interface TransportContext {
   fetch?: FetchLike;
   /** The package version hermit.lock pins this entry to (rewritten into its arguments here). */
   pinned?: LockedPackage;
+  /** Confines stdio servers (absent: they run unconfined, as in-process tests do). */
+  sandbox?: SandboxHost;
 }
 
 export interface BuiltTransport {
@@ -36,6 +39,8 @@ export interface BuiltTransport {
   describe: string;
   /** Variables referenced but unset (their `${…}` placeholders were passed on literally). */
   unresolved: string[];
+  /** A failed start's message, with what the sandbox has to say about it. */
+  explain?: (message: string, stderrTail: string[]) => string;
 }
 
 /**
@@ -76,10 +81,24 @@ export function buildTransport(u: Upstream, ctx: TransportContext): BuiltTranspo
     const cwd = path.resolve(ctx.adapterDir, value.cwd ?? ".");
     const resolved = which(value.command, { path: env.PATH, cwd, platform: ctx.platform });
     if (!resolved) throw new Error(commandNotFound(value.command, env.PATH, cwd, ctx.platform));
+    const sandbox = ctx.sandbox;
+    let hint: ((tail: string[]) => string) | undefined;
+    const launch: Launch | undefined = sandbox && (async (spawn, stdio) => {
+      try {
+        const launched = await sandbox.launch(entryOf(u, "server"), spawn, stdio);
+        hint = launched.hint;
+        return launched.group;
+      } catch (err) {
+        throw err instanceof SandboxRefused ? new UpstreamRefused(err.message) : err;
+      }
+    });
+    const transport = new GroupStdioTransport({ command: resolved, args: value.args, env, cwd }, launch);
     return {
-      transport: new GroupStdioTransport({ command: resolved, args: value.args, env, cwd }),
+      transport,
       describe: [value.command, ...value.args].join(" "),
       unresolved,
+      // every line it left, not only the last few: the one naming the path may come earlier
+      explain: (message) => hint ? `${message}; ${hint(transport.stderrTail)}` : message,
     };
   }
   const { value, unresolved } = interpolate({ url: u.url!, headers: u.headers }, ctx.interpolation);

@@ -305,7 +305,11 @@ describe("gate 2: a real child's environment", () => {
 
   it("an upstream gets exactly the allowlist, XDG_* and its declared env", async () => {
     const env = JSON.parse(textOf(await s.client.callTool({ name: "dump_env", arguments: {} })));
-    assert.deepEqual(Object.keys(env).sort(), [...inherited(), "HOSTILE_LOG", "UPSTREAM_DECLARED"].sort());
+    // TMPDIR: the sandbox's private temporary directory for this server
+    assert.deepEqual(
+      Object.keys(env).sort(),
+      [...new Set([...inherited(), "TMPDIR", "HOSTILE_LOG", "UPSTREAM_DECLARED"])].sort(),
+    );
     assert.equal(env.UPSTREAM_DECLARED, "declared-value");
     assert.equal(env.XDG_CONFIG_HOME, path.join(tmp.path, "xdg"));
     for (const k of Object.keys(SECRETS)) assert.equal(env[k], undefined, k);
@@ -315,7 +319,16 @@ describe("gate 2: a real child's environment", () => {
     const env = JSON.parse(textOf(await s.client.callTool({ name: "env_tool", arguments: {} })));
     assert.deepEqual(
       Object.keys(env).sort(),
-      [...inherited(), "TOOL_DECLARED", "HERMIT_ADAPTER_DIR", "HERMIT_WORKSPACE", "HERMIT_TOOL"].sort(),
+      [
+        ...new Set([
+          ...inherited(),
+          "TMPDIR",
+          "TOOL_DECLARED",
+          "HERMIT_ADAPTER_DIR",
+          "HERMIT_WORKSPACE",
+          "HERMIT_TOOL",
+        ]),
+      ].sort(),
     );
     assert.equal(env.TOOL_DECLARED, "declared-value");
     for (const k of Object.keys(SECRETS)) assert.equal(env[k], undefined, k);

@@ -200,6 +200,17 @@ describe("windows-x64 under Wine", { skip: req.skip }, () => {
     assert.equal(got.get(7)?.result?.isError, true, `${r.stdout}\n${r.stderr}`);
     assert.match(callText(got.get(7)), /timed out|timeout/i);
     assert.deepEqual(processes(`ping -n ${pings + 2} `), [], "ping.exe of the timed-out tool is gone");
+    // no sandbox on Windows: one line per entry that ran says so, and everything still works
+    // (the inner hermit's own lines come prefixed with [inner])
+    for (
+      const entry of ["tools.version", "tools.args", "tools.forwarded", "tools.brief", "mcp_servers.inner"]
+    ) {
+      const lines = r.stderr.split("\n").filter((l) =>
+        l.startsWith(`hermit: warn: ${entry}: sandbox: not enforced here:`)
+      );
+      assert.equal(lines.length, 1, `${entry}: ${r.stderr}`);
+      assert.match(lines[0], /nothing is enforced \(no sandbox on Windows\)/);
+    }
   });
 
   it("the lock: a pid file with pid and creation time; a reused or dead pid is taken over, a live one not", async () => {

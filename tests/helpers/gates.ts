@@ -47,7 +47,8 @@ export const HOSTILE_READ_ONLY = [
 
 /**
  * Write `DIR/hermit.yaml`: mcp_servers.hostile (node hostile.mjs, declared env HOSTILE_LOG and
- * UPSTREAM_DECLARED) with the given trust, read-only tools and limits, and tools.env_tool.
+ * UPSTREAM_DECLARED, the log's directory writable in its sandbox) with the given trust, read-only
+ * tools and limits, and tools.env_tool.
  */
 export function writeGatesAdapter(
   dir: string,
@@ -69,6 +70,8 @@ export function writeGatesAdapter(
     "    command: node",
     `    args: [${JSON.stringify(HOSTILE)}]`,
     '    env: { HOSTILE_LOG: "${HOSTILE_LOG}", UPSTREAM_DECLARED: "${env:DECLARED_SRC}" }',
+    // its log's directory: the sandbox lets a server write only where it says
+    '    sandbox: { write: ["${HOSTILE_LOG}/.."] }',
     ...(opts.trust ? [`    trust: ${opts.trust}`] : []),
     ...(opts.readOnlyTools
       ? [`    read_only_tools: [${opts.readOnlyTools.map((t) => JSON.stringify(t)).join(", ")}]`]

@@ -1,8 +1,9 @@
 /**
  * Standalone-service helpers: a fixture adapter (the memory server from node_modules, started with
- * node so it starts fast), the endpoint file, starting a service in the foreground
- * (`startService`) or as a daemon (`startDaemon`) with every process tracked for cleanup, an HTTP
- * MCP client with the bearer token, and the processes that make up a service.
+ * node so it starts fast, its graph in the adapter's `data/`, which its sandbox may write), the
+ * endpoint file, starting a service in the foreground (`startService`) or as a daemon
+ * (`startDaemon`) with every process tracked for cleanup, an HTTP MCP client with the bearer
+ * token, and the processes that make up a service.
  */
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -24,6 +25,9 @@ export const memoryServer = path.join(
   "index.js",
 );
 
+/** Where the fixture adapter's memory server keeps its graph: `data/`, declared writable. */
+export const graphFile = (dir: string) => path.join(dir, "data", "graph.jsonl");
+
 export function writeStandaloneAdapter(
   dir: string,
   opts: { hostLaunch?: boolean; idle?: number; name?: string } = {},
@@ -36,8 +40,9 @@ mcp_servers:
   memory:
     command: node
     args: [${JSON.stringify(memoryServer)}]
-    env: { MEMORY_FILE_PATH: "${path.join(dir, "graph.jsonl")}" }
+    env: { MEMORY_FILE_PATH: "${graphFile(dir)}" }
     tools: { include: [read_graph, create_entities, search_nodes], resources: false }
+    sandbox: { write: [data/] }
 serve:
   lifecycle: standalone
   host_launch: ${opts.hostLaunch ?? true}
@@ -177,5 +182,5 @@ export function servicePids(dir: string): number[] {
 
 /** Live memory-server processes started for the adapter in `dir`. */
 export function memoryPids(dir: string): number[] {
-  return processesWhere({ cmdline: memoryServer, environ: path.join(dir, "graph.jsonl") });
+  return processesWhere({ cmdline: memoryServer, environ: graphFile(dir) });
 }

@@ -183,6 +183,80 @@ describe("defaults", () => {
   });
 });
 
+describe("sandbox blocks", () => {
+  const m = accepted(
+    [
+      "name: a",
+      "sandbox:",
+      "  read: [shared]",
+      "  deny_read: ['${userHome}/.npmrc']",
+      "  write: [data/]",
+      "  network: none",
+      "tools:",
+      "  plain: { run: [a] }",
+      "  own: { run: [a], sandbox: { write: [out], network: all, require: true } }",
+      "  loose: { run: [a], sandbox: off }",
+      "mcp_servers:",
+      "  s:",
+      "    command: x",
+      "    sandbox: { network: ['API.example.com:443', '[::1]:8080', '*.npmjs.org:443'] }",
+      "  r: { url: 'https://h/mcp' }",
+    ].join("\n") + "\n",
+  );
+
+  it("an entry without a block takes the adapter's", () => {
+    assert.deepEqual(m.tools.plain.sandbox, {
+      off: false,
+      read: ["shared"],
+      denyRead: ["${userHome}/.npmrc"],
+      write: ["data/"],
+      network: "none",
+      require: false,
+    });
+  });
+
+  it("an entry's block adds its paths to the adapter's lists and replaces network and require", () => {
+    assert.deepEqual(m.tools.own.sandbox.write, ["data/", "out"]);
+    assert.equal(m.tools.own.sandbox.network, "all");
+    assert.equal(m.tools.own.sandbox.require, true);
+    assert.deepEqual(m.upstreams.s.sandbox.network, [
+      { host: "api.example.com", port: 443 },
+      { host: "::1", port: 8080 },
+      { host: "*.npmjs.org", port: 443 },
+    ]);
+    assert.deepEqual(m.upstreams.s.sandbox.read, ["shared"]);
+  });
+
+  it("off on an entry wins; a remote server carries no policy", () => {
+    assert.equal(m.tools.loose.sandbox.off, true);
+    assert.deepEqual(m.tools.loose.sandbox.write, []);
+    assert.equal(m.upstreams.r.sandbox.off, false);
+    assert.deepEqual(m.upstreams.r.sandbox.write, []);
+  });
+
+  it("off at the top applies to entries without a block; one with a block stays confined", () => {
+    const t = accepted(
+      "name: a\nsandbox: off\ntools:\n  x: { run: [a] }\n  y: { run: [a], sandbox: { write: [o] } }\n",
+    );
+    assert.equal(t.sandbox.off, true);
+    assert.equal(t.tools.x.sandbox.off, true);
+    assert.equal(t.tools.y.sandbox.off, false);
+    assert.deepEqual(t.tools.y.sandbox.write, ["o"]);
+  });
+
+  it("no block at all: confined with the defaults (network decided by trust)", () => {
+    const t = accepted("name: a\ntools:\n  x: { run: [a] }\n");
+    assert.deepEqual(t.tools.x.sandbox, {
+      off: false,
+      read: [],
+      denyRead: [],
+      write: [],
+      network: undefined,
+      require: false,
+    });
+  });
+});
+
 /** [what, manifest, line, col, patterns the message must match]. */
 const INVALID: [string, string, number, number, RegExp[]][] = [
   ["unknown top-level key", "name: a\nexprots: {}\n", 2, 1, [
@@ -415,6 +489,57 @@ const INVALID: [string, string, number, number, RegExp[]][] = [
   ["a merge key", "name: a\nmcp_servers:\n  s:\n    <<: { command: x }\n", 4, 5, [
     /unknown key; YAML merge keys are not supported; write the fields out/,
   ]],
+  ["sandbox neither off nor a mapping", "name: a\nsandbox: on\n", 2, 10, [
+    /^sandbox must be off or a mapping of read, deny_read, write, network, require/,
+    /sandbox: \{ write: \[data\/\], network: none \}, or sandbox: off/,
+  ]],
+  ["sandbox: false", "name: a\ntools:\n  x:\n    run: [a]\n    sandbox: false\n", 5, 14, [
+    /^tools\.x\.sandbox must be off or a mapping/,
+    /to run unconfined write sandbox: off/,
+  ]],
+  ["an unknown sandbox key", "name: a\nsandbox:\n  writes: [data]\n", 3, 3, [
+    /^sandbox\.writes: unknown key; did you mean 'write'\?/,
+  ]],
+  [
+    "sandbox paths not a list",
+    "name: a\nmcp_servers:\n  s:\n    command: x\n    sandbox: { read: 3 }\n",
+    5,
+    22,
+    [
+      /^mcp_servers\.s\.sandbox\.read must be a list of paths, e\.g\. read: \[/,
+    ],
+  ],
+  ["an empty sandbox path", "name: a\nsandbox:\n  deny_read: [ok, '']\n", 3, 19, [
+    /^sandbox\.deny_read must hold paths \(strings\)/,
+  ]],
+  ["a sandbox network word", "name: a\nsandbox:\n  network: some\n", 3, 12, [
+    /^sandbox\.network must be none, all, or a list of host:port destinations, e\.g\. network: \[api\.github\.com:443\]/,
+  ]],
+  [
+    "a destination without a port",
+    "name: a\nsandbox:\n  network: [api.github.com:443, example.com]\n",
+    3,
+    33,
+    [
+      /^sandbox\.network\[1\]: 'example\.com' is not a host:port destination; write e\.g\. api\.github\.com:443/,
+    ],
+  ],
+  ["a destination port out of range", "name: a\nsandbox:\n  network: ['h.example:70000']\n", 3, 13, [
+    /^sandbox\.network\[0\]: 'h\.example:70000' is not a host:port destination/,
+    /a port from 1 to 65535/,
+  ]],
+  ["sandbox require not a boolean", "name: a\nsandbox:\n  require: 'yes'\n", 3, 12, [
+    /^sandbox\.require must be true or false/,
+  ]],
+  [
+    "sandbox on a remote server",
+    "name: a\nmcp_servers:\n  r:\n    url: https://h/mcp\n    sandbox: off\n",
+    5,
+    5,
+    [
+      /^mcp_servers\.r\.sandbox applies to local \(command\) servers only; a remote server runs elsewhere, so remove it/,
+    ],
+  ],
 ];
 
 describe("invalid manifests", () => {
@@ -475,7 +600,7 @@ describe("invalid manifests", () => {
   it("quotes keys that would break the one-line form", () => {
     const err = refused('name: a\n"a\\nb": 1\ntools:\n  x:\n    run: [a]\n    env: { "A\\nB": 1 }\n');
     assert.deepEqual(err.message.split("\n").map((l) => l.slice(SHOWN.length)), [
-      ':2:1: ["a\\nb"]: unknown key; known keys here: name, version, description, exports, tools, mcp_servers, serve',
+      ':2:1: ["a\\nb"]: unknown key; known keys here: name, version, description, exports, tools, mcp_servers, serve, sandbox',
       ':6:20: tools.x.env["A\\nB"] must be a string (quote numbers and booleans)',
     ]);
   });
@@ -553,7 +678,7 @@ describe("loadManifest from a directory", () => {
       assert.equal(
         err.message,
         `${displayPath(path.join(dir, "hermit.yaml"))}:2:1: run: unknown key; ` +
-          "known keys here: name, version, description, exports, tools, mcp_servers, serve",
+          "known keys here: name, version, description, exports, tools, mcp_servers, serve, sandbox",
       );
       return true;
     });

@@ -1,0 +1,328 @@
+/**
+ * The sandbox as the gateway uses it: one per gateway. It knows the machine (`facts.ts`), owns
+ * each entry's private TMPDIR and egress proxy, and starts every confined child: through hermit's
+ * own launcher on Linux (which confines itself and execs the target; its report comes back on
+ * fd 3 before the target runs), through `sandbox-exec` on macOS, plainly elsewhere (with a
+ * warning). It says what is enforced for each entry (`tools`, `check`), warns once per entry
+ * about what is not, refuses under `require`, and logs every `sandbox: off` at start.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import path from "node:path";
+import process from "node:process";
+import { log } from "../log.ts";
+import type { InterpolationContext } from "../manifest/interpolate.ts";
+import type { CommandTool, Manifest, Upstream } from "../manifest/types.ts";
+import { homeDir, stateDir } from "../platform/paths.ts";
+import { isAlive } from "../platform/proc.ts";
+import { type ProcessGroup, spawnInGroup } from "../process/group.ts";
+import {
+  type Capabilities,
+  type Enforcement,
+  enforcement,
+  failureHint,
+  refusalLine,
+  summary,
+  warningLine,
+} from "./enforcement.ts";
+import { probeCapabilities } from "./facts.ts";
+import type { LaunchPlan } from "./launcher.ts";
+import { type Entry, managerOf, type Policy, type PolicyContext, resolvePolicy } from "./policy.ts";
+import { EgressProxy } from "./proxy.ts";
+import { seatbeltProfile } from "./seatbelt.ts";
+import { becomeSubreaper, stopStrays } from "./reaper.ts";
+import { recordServed } from "./served.ts";
+import { OFFLINE_ENV, proxyEnv, type SpawnRequest, throughLauncher, throughSeatbelt } from "./spawn.ts";
+
+/** The sandbox would not run an entry (`require`, or the launcher refused): exit 4 in CLI paths. */
+export class SandboxRefused extends Error {}
+
+/** What a confined start gives back. */
+export interface Launched {
+  group: ProcessGroup;
+  /** The policy's key to open, worded for a failed start (`failureHint`). */
+  hint(stderrTail: readonly string[]): string;
+}
+
+export interface SandboxHostOptions {
+  env: Readonly<Record<string, string | undefined>>;
+  platform: NodeJS.Platform;
+  interpolation: InterpolationContext;
+  /** Tests: what the machine offers, instead of probing it. */
+  capabilities?: Capabilities;
+  /** No log lines (`check` reports the same as findings). */
+  quiet?: boolean;
+}
+
+export function entryOf(x: Upstream | CommandTool, kind: "server" | "tool"): Entry {
+  return kind === "server"
+    ? { label: `mcp_servers.${x.name}`, kind, trust: (x as Upstream).trust, settings: x.sandbox }
+    : { label: `tools.${x.name}`, kind, trust: "full", settings: x.sandbox };
+}
+
+export class SandboxHost {
+  readonly caps: Capabilities;
+  readonly #manifest: Manifest;
+  readonly #opts: SandboxHostOptions;
+  readonly #stateDir: string;
+  readonly #home: string;
+  #served: string[] | undefined;
+  readonly #proxies = new Map<string, EgressProxy>();
+  readonly #tmpDirs = new Set<string>();
+  readonly #said = new Set<string>();
+  readonly #effective = new Map<string, Enforcement>();
+
+  constructor(manifest: Manifest, opts: SandboxHostOptions) {
+    this.#manifest = manifest;
+    this.#opts = opts;
+    const caps = opts.capabilities ?? probeCapabilities(opts.platform, opts.env);
+    this.caps = { ...caps, why: { ...caps.why } };
+    this.#home = homeDir(opts.env);
+    this.#stateDir = stateDir(opts.platform, opts.env, this.#home);
+    // an adapter whose service has run (it has a .serve/) is recorded even if it starts nothing
+    if (!opts.quiet && existsSync(path.join(manifest.dir, ".serve"))) this.#servedDirs(true);
+    if (opts.quiet) return;
+    if (opts.env.HERMIT_SANDBOX && opts.env.HERMIT_SANDBOX !== "require") {
+      log.warn(`HERMIT_SANDBOX=${opts.env.HERMIT_SANDBOX} is not understood; the only value is 'require'`);
+    }
+    for (const e of this.entries()) {
+      if (e.settings.off) {
+        log.warn(
+          `${e.label}: sandbox: off: it runs unconfined, with your full access (remove 'sandbox: off' to confine it)`,
+        );
+      }
+    }
+  }
+
+  /** Every entry hermit may start: stdio servers and command tools. */
+  entries(): Entry[] {
+    return [
+      ...Object.values(this.#manifest.upstreams).filter((u) => u.kind === "stdio").map((u) =>
+        entryOf(u, "server")
+      ),
+      ...Object.values(this.#manifest.tools).map((t) => entryOf(t, "tool")),
+    ];
+  }
+
+  /** The policy of `entry` (with `tmpDir` as its TMPDIR, or where it would be). Pure over the host's facts. */
+  policy(entry: Entry, tmpDir = path.join(this.#tmpRoot(), "<per start>")): Policy {
+    const ctx: PolicyContext = {
+      platform: this.#opts.platform,
+      home: this.#home,
+      env: this.#opts.env,
+      interpolation: this.#opts.interpolation,
+      adapterDir: this.#manifest.dir,
+      stateDir: this.#stateDir,
+      tmpDir,
+      servedAdapters: this.#servedDirs(),
+      requireAll: this.#opts.env.HERMIT_SANDBOX === "require",
+    };
+    return resolvePolicy(entry, ctx);
+  }
+
+  /** What is enforced for `entry`: what its last start reported, else the forecast. */
+  enforcement(entry: Entry): Enforcement {
+    return this.#effective.get(entry.label) ?? enforcement(this.policy(entry), this.caps);
+  }
+
+  describe(entry: Entry): { summary: string; missing: string[]; require: boolean } {
+    const e = this.enforcement(entry);
+    const p = this.policy(entry);
+    return { summary: summary(e), missing: e.missing, require: p.require && !p.off };
+  }
+
+  /** Start `req` confined by `entry`'s policy. Throws `SandboxRefused` when it may not run. */
+  async launch(
+    entry: Entry,
+    req: SpawnRequest,
+    stdio: "pipe"[] = ["pipe", "pipe", "pipe"],
+  ): Promise<Launched> {
+    if (entry.settings.off) {
+      const group = spawnInGroup(req.command, req.args, { env: req.env, cwd: req.cwd, stdio });
+      return { group, hint: () => "" };
+    }
+    const platform = this.#opts.platform;
+    const confining = platform === "linux" || platform === "darwin";
+    const tmpDir = confining ? this.#newTmp(entry.label) : undefined;
+    const policy = this.policy(entry, tmpDir ?? "/nonexistent");
+    if (policy.unresolved.length) {
+      this.#once(`unresolved:${entry.label}`, () =>
+        log.warn(
+          `${entry.label}: sandbox paths using \${${policy.unresolved.join("}, ${")}} are left out: not set`,
+        ));
+    }
+    if (policy.workspaceSkipped) {
+      this.#once("workspace", () =>
+        log.warn(
+          `the workspace is ${this.#opts.interpolation.workspaceFolder}, not a project: it is not made writable for servers and tools (set HERMIT_WORKSPACE, or declare sandbox.write)`,
+        ));
+    }
+    const forecast = enforcement(policy, this.caps);
+    const settle = (e: Enforcement) => {
+      this.#effective.set(entry.label, e);
+      if (e.missing.length) this.#once(`missing:${entry.label}`, () => log.warn(warningLine(entry.label, e)));
+    };
+    // off Linux nothing later can do better than the forecast
+    if (platform !== "linux" && policy.require && forecast.missing.length) {
+      this.#dropTmp(tmpDir);
+      throw new SandboxRefused(refusalLine(entry.label, forecast));
+    }
+    const env: Record<string, string> = { ...req.env };
+    if (tmpDir) env.TMPDIR = tmpDir;
+    const proxyPort = policy.network.mode === "allow" ? await this.#proxy(entry.label, policy) : undefined;
+    if (proxyPort) Object.assign(env, proxyEnv(proxyPort));
+    // without a network, package managers answer from their caches at once instead of retrying
+    if (policy.network.mode === "none") {
+      for (const [k, v] of Object.entries(OFFLINE_ENV)) if (!(k in req.env)) env[k] = v;
+    }
+    this.#prepareCaches(req.command, policy);
+
+    let group: ProcessGroup;
+    if (platform === "linux") {
+      const plan: LaunchPlan = {
+        label: entry.label,
+        fs: policy.fs,
+        network: policy.network,
+        proxyPort,
+        require: policy.require,
+        launcherEnv: [],
+      };
+      log.debug(`${entry.label}: sandbox plan ${JSON.stringify(plan)}`);
+      becomeSubreaper();
+      const launched = await throughLauncher(plan, { ...req, env }, stdio);
+      group = launched.group;
+      const report = launched.report;
+      void group.exited.then(() => {
+        stopStrays(); // a daemon it left behind with setsid
+        this.#dropTmp(tmpDir);
+      });
+      this.#learn(report.caps);
+      const actual = enforcement(policy, report.caps);
+      if (report.refused) {
+        await group.exited;
+        throw new SandboxRefused(refusalLine(entry.label, actual));
+      }
+      const writable = report.narrowed.length
+        ? [
+          `new entries cannot be made directly in ${
+            report.narrowed.join(", ")
+          } (they lead to a protected path; no mount namespace here)`,
+        ]
+        : [];
+      settle({ ...actual, missing: [...actual.missing, ...writable] });
+    } else {
+      settle(forecast);
+      group = platform === "darwin" && this.caps.seatbelt
+        ? throughSeatbelt(seatbeltProfile({ fs: policy.fs, network: policy.network, proxyPort }), {
+          ...req,
+          env,
+        }, stdio)
+        : spawnInGroup(req.command, req.args, { env, cwd: req.cwd, stdio });
+      if (tmpDir) void group.exited.then(() => this.#dropTmp(tmpDir));
+    }
+    return { group, hint: (tail) => failureHint(policy, this.#effective.get(entry.label) ?? forecast, tail) };
+  }
+
+  /**
+   * What a launcher found out is a fact of this machine: later forecasts (the command tools that
+   * `tools` shows without running them) use it. A namespace counts only when one was tried.
+   */
+  #learn(found: Capabilities): void {
+    if (found.namespace || found.why.namespace) {
+      this.caps.namespace = found.namespace;
+      this.caps.why.namespace = found.why.namespace;
+    }
+    if (found.seccomp || found.why.seccomp) {
+      this.caps.seccomp = found.seccomp;
+      this.caps.why.seccomp = found.why.seccomp;
+    }
+  }
+
+  /** Stop the proxies and remove what is left of the temporary directories. */
+  async close(): Promise<void> {
+    await Promise.all([...this.#proxies.values()].map((p) => p.close()));
+    this.#proxies.clear();
+    stopStrays();
+    for (const d of this.#tmpDirs) this.#dropTmp(d);
+  }
+
+  #once(key: string, fn: () => void): void {
+    if (this.#said.has(key)) return;
+    this.#said.add(key);
+    fn();
+  }
+
+  /**
+   * The adapters whose `.serve/` is protected; this one is recorded when it first starts something
+   * or has a `.serve/` already (a gateway that does neither writes nothing).
+   */
+  #servedDirs(record = false): string[] {
+    if (record && !this.#served) {
+      this.#served = recordServed(this.#stateDir, this.#manifest.dir);
+      sweepTmp(this.#tmpRoot());
+    }
+    return this.#served ?? [this.#manifest.dir];
+  }
+
+  #tmpRoot(): string {
+    return path.join(this.#stateDir, "tmp");
+  }
+
+  #newTmp(label: string): string {
+    const root = this.#tmpRoot();
+    this.#servedDirs(true);
+    mkdirSync(root, { recursive: true, mode: 0o700 });
+    const dir = mkdtempSync(path.join(root, `${process.pid}-${label.replace(/[^A-Za-z0-9_-]/g, "_")}-`));
+    this.#tmpDirs.add(dir);
+    return dir;
+  }
+
+  #dropTmp(dir: string | undefined): void {
+    if (!dir) return;
+    this.#tmpDirs.delete(dir);
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  async #proxy(label: string, policy: Policy): Promise<number> {
+    let proxy = this.#proxies.get(label);
+    if (!proxy) {
+      const allow = policy.network.mode === "allow" ? policy.network.allow : [];
+      proxy = new EgressProxy(
+        allow,
+        (d) => log.warn(`${label}: sandbox: blocked a connection to ${d} (not in sandbox.network)`),
+      );
+      this.#proxies.set(label, proxy);
+      await proxy.listen();
+    }
+    return proxy.port;
+  }
+
+  /**
+   * What must exist before the sandbox closes: the cache of the command's package manager, and
+   * declared `write:` directories (written with a trailing `/`). Landlock grants only what exists.
+   */
+  #prepareCaches(command: string, policy: Policy): void {
+    const manager = managerOf(command);
+    const dirs = [...policy.caches.filter((c) => c.manager === manager).map((c) => c.path), ...policy.create];
+    for (const d of dirs) {
+      try {
+        mkdirSync(d, { recursive: true, mode: 0o700 });
+      } catch { /* read-only: the child will say so */ }
+    }
+  }
+}
+
+/** Remove temporary directories of hermit processes that are gone. */
+function sweepTmp(root: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const pid = Number(/^(\d+)-/.exec(n)?.[1]);
+    if (pid && pid !== process.pid && !isAlive(pid)) {
+      rmSync(path.join(root, n), { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * The launcher: hermit started as `hermit __sandbox PLAN TARGET ARGS…` confines its own thread
+ * and then becomes TARGET with `execve` (same pid, same stdin/stdout, same process group: no
+ * extra process and no hop). Linux only; everything here is synchronous, because an async call
+ * would start a thread pool and a user namespace can only be entered by a single-threaded
+ * process. In order:
+ *
+ * 1. a user namespace (with the user's own uid and gid mapped) holding a new network namespace
+ *    (`network: none`; its own loopback is brought up so a server can talk to itself) and/or a new
+ *    mount namespace (where a protected path lies inside a writable one: it is covered by an
+ *    empty read-only mount), when the process has one thread and the kernel allows it;
+ * 2. every capability dropped, no new privileges, no core dumps;
+ * 3. Landlock with every right the running ABI knows (see `landlock.ts`), TCP connect only to the
+ *    egress proxy's port for a destination list, and signal and abstract-socket scoping (ABI 6);
+ * 4. where no network namespace could be had, the seccomp filter (`seccomp.ts`);
+ * 5. a one-line JSON report on fd 3 (close-on-exec), then `execve`.
+ *
+ * Under `require` it refuses (exit 126, the reason in the report) rather than run with less.
+ */
+import { readdirSync, writeFileSync } from "node:fs";
+import process from "node:process";
+import { cString, type Libc, libc } from "../platform/libc.ts";
+import { type Capabilities, enforcement } from "./enforcement.ts";
+import {
+  applyLandlock,
+  dropPrivileges,
+  enterNamespaces,
+  errnoName,
+  expandRules,
+  installSeccomp,
+} from "./kernel.ts";
+import type { FsRule } from "./landlock.ts";
+import type { NetworkRule } from "./policy.ts";
+
+export const LAUNCHER_ARG = "__sandbox";
+/** The launcher's exit code when it refuses to run the target. */
+export const REFUSED_EXIT = 126;
+
+export interface LaunchPlan {
+  label: string;
+  /** Empty: the files are not confined (nothing to do for Landlock's filesystem part). */
+  fs: FsRule[];
+  network: NetworkRule;
+  proxyPort?: number;
+  require: boolean;
+  /** Variables the parent set for the launcher alone; removed before the target runs. */
+  launcherEnv: string[];
+}
+
+export interface LaunchReport {
+  caps: Capabilities;
+  rules: number;
+  /** Protected paths covered by a mount rather than left out of Landlock's rules. */
+  mounts: number;
+  /** Directories whose new entries are out of reach (see `landlock.ts`). */
+  narrowed: string[];
+  refused?: string;
+  /** execve failed: why. */
+  exec?: string;
+}
+
+const F_SETFD = 2;
+const FD_CLOEXEC = 1;
+const REPORT_FD = 3;
+
+/** Paths that are protected but lie in a writable area: candidates for an empty mount. */
+export function coveredByWrite(rules: readonly FsRule[]): string[] {
+  const levels = new Map(rules.map((r) => [r.path, r.level]));
+  const nearest = (p: string) => {
+    for (let q = p; q !== "/";) {
+      q = q.slice(0, q.lastIndexOf("/")) || "/";
+      const l = levels.get(q);
+      if (l) return l;
+    }
+    return undefined;
+  };
+  // a protected path with something re-opened inside it is left to Landlock (a mount would hide both)
+  const reopened = (p: string) => rules.some((r) => r.level !== "deny" && r.path.startsWith(p + "/"));
+  return rules.filter((r) => r.level === "deny" && nearest(r.path) === "write" && !reopened(r.path))
+    .map((r) => r.path);
+}
+
+export function runLauncher(argv: string[]): number {
+  const [planText, target, ...rest] = argv;
+  if (!planText || !target) {
+    process.stderr.write("hermit: __sandbox is hermit's own launcher, not a command\n");
+    return 2;
+  }
+  const plan = JSON.parse(planText) as LaunchPlan;
+  const c = libc();
+  const report: LaunchReport = {
+    caps: {
+      platform: "linux",
+      landlockAbi: 0,
+      namespace: false,
+      seccomp: false,
+      seatbelt: false,
+      why: {},
+    },
+    rules: 0,
+    mounts: 0,
+    narrowed: [],
+  };
+  if (!c) {
+    report.caps.why = { landlock: "no FFI", namespace: "no FFI", seccomp: "no FFI" };
+    return finish(undefined, plan, report, target, [target, ...rest]);
+  }
+  // Before anything else: the namespaces need a single thread.
+  const threads = readdirSync("/proc/self/task").length;
+  const abi = Math.max(0, c.call("landlock_create_ruleset", 0, 0, 1));
+  if (abi === 0) report.caps.why.landlock = "the kernel has none";
+
+  const fs = expandRules(plan.fs);
+  const wantNet = plan.network.mode === "none";
+  const wantMounts = coveredByWrite(fs);
+  if (wantNet || wantMounts.length) {
+    const ns = threads !== 1
+      ? `the launcher runs ${threads} threads`
+      : enterNamespaces(c, wantNet, wantMounts);
+    if (typeof ns === "string") report.caps.why.namespace = ns;
+    else {
+      report.caps.namespace = wantNet;
+      report.mounts = ns.mounts;
+    }
+  }
+  if (!wantNet) delete report.caps.why.namespace;
+  dropPrivileges(c);
+
+  const hidden = new Set(report.mounts ? wantMounts : []);
+  if (abi > 0 && (fs.length > 0 || plan.network.mode !== "all")) {
+    const r = applyLandlock(c, abi, fs, { ...plan, namespace: report.caps.namespace }, hidden);
+    if (typeof r === "string") report.caps.why.landlock = r;
+    else Object.assign(report, r, { caps: { ...report.caps, landlockAbi: abi } });
+  }
+  const needSeccomp = plan.network.mode === "allow" || (wantNet && !report.caps.namespace);
+  if (needSeccomp) {
+    const why = installSeccomp(c, plan.network.mode === "allow" ? "tcp-only" : "none");
+    if (why) report.caps.why.seccomp = why;
+    else report.caps.seccomp = true;
+  }
+  return finish(c, plan, report, target, [target, ...rest]);
+}
+
+function finish(
+  c: Libc | undefined,
+  plan: LaunchPlan,
+  report: LaunchReport,
+  target: string,
+  argv: string[],
+): number {
+  const e = enforcement({ off: false, network: plan.network }, report.caps);
+  if (plan.fs.length === 0) e.missing = e.missing.filter((m) => !m.startsWith("files"));
+  if (plan.require && e.missing.length) report.refused = e.missing.join("; ");
+  const say = (r: LaunchReport) => {
+    const line = new TextEncoder().encode(JSON.stringify(r) + "\n");
+    if (c) c.call("write", REPORT_FD, c.address(line), line.length);
+    else {
+      try {
+        writeFileSync(REPORT_FD, line);
+      } catch { /* no report channel */ }
+    }
+  };
+  if (report.refused || !c) {
+    say(report);
+    return report.refused ? REFUSED_EXIT : 127;
+  }
+  c.call("fcntl", REPORT_FD, F_SETFD, FD_CLOEXEC);
+  say(report);
+  const env = Object.entries(process.env)
+    .filter(([k, v]) => v !== undefined && !plan.launcherEnv.includes(k))
+    .map(([k, v]) => cString(`${k}=${v}`));
+  const args = argv.map(cString);
+  const pointers = (list: Uint8Array[]) => new BigUint64Array([...list.map((b) => c.address(b)), 0n]);
+  const argvp = pointers(args);
+  const envp = pointers(env);
+  const file = cString(target);
+  const r = c.call("execve", c.address(file), c.address(argvp), c.address(envp));
+  say({ ...report, exec: errnoName(r) });
+  process.stderr.write(`hermit: ${plan.label}: cannot run ${target}: ${errnoName(r)}\n`);
+  return 127;
+}

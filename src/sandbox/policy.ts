@@ -1,0 +1,197 @@
+/**
+ * The sandbox policy of one entry (an upstream server or a command tool), decided purely from the
+ * manifest's `sandbox:` settings, the defaults and where things are:
+ *
+ * - reads: everything but the user's secrets (`secrets.ts`), hermit's state directory and every
+ *   known adapter's `.serve/`; `read:` re-opens, `deny_read:` adds. The deepest path named
+ *   decides; on one path a declared line beats a default and `deny_read` beats `read`.
+ * - writes: the entry's private TMPDIR, the package managers' caches, what `write:` names, and for
+ *   `trust: full` servers and command tools also the workspace (unless it is `/` or the home
+ *   directory: a host started there has no project); a few devices (`/dev/null`, …).
+ * - network: `all` for `trust: full` servers and command tools, `none` for untrusted ones, unless
+ *   `network:` says otherwise (a list goes through hermit's egress proxy).
+ */
+import path from "node:path";
+import { interpolateString, type InterpolationContext } from "../manifest/interpolate.ts";
+import type { Destination, SandboxSettings, Trust } from "../manifest/types.ts";
+import type { FsRule, Level } from "./landlock.ts";
+import { defaultSecrets } from "./secrets.ts";
+
+export type NetworkRule = { mode: "all" } | { mode: "none" } | { mode: "allow"; allow: Destination[] };
+
+export interface PolicyContext {
+  platform: NodeJS.Platform;
+  home: string;
+  /** hermit's own environment: XDG locations, credential-file variables, cache overrides. */
+  env: Readonly<Record<string, string | undefined>>;
+  interpolation: InterpolationContext;
+  adapterDir: string;
+  stateDir: string;
+  /** The entry's private temporary directory (its TMPDIR). */
+  tmpDir: string;
+  /** Adapter directories whose `.serve/` (the service's bearer token) is protected. */
+  servedAdapters: readonly string[];
+  /** `HERMIT_SANDBOX=require`. */
+  requireAll: boolean;
+}
+
+export interface Entry {
+  /** `mcp_servers.NAME` or `tools.NAME`. */
+  label: string;
+  kind: "server" | "tool";
+  trust: Trust;
+  settings: SandboxSettings;
+}
+
+export interface Policy {
+  label: string;
+  off: boolean;
+  require: boolean;
+  fs: FsRule[];
+  network: NetworkRule;
+  /** The settings named the network (for hints: the key that would open it). */
+  networkDeclared: boolean;
+  tmpDir: string;
+  caches: PackageCache[];
+  /** `${…}` names in sandbox paths that are not set (those paths are left out). */
+  unresolved: string[];
+  /** Declared `write:` paths written with a trailing `/`: directories to create when missing. */
+  create: string[];
+  /** The workspace is `/` or the home directory (or above it), so it is not made writable. */
+  workspaceSkipped: boolean;
+}
+
+/** Devices any program may write (and read). */
+const DEVICES = [
+  "/dev/null",
+  "/dev/zero",
+  "/dev/full",
+  "/dev/random",
+  "/dev/urandom",
+  "/dev/tty",
+  "/dev/shm",
+];
+
+export interface PackageCache {
+  /** The package manager (and its runner: npx, uvx, bunx, pnpx) that uses it. */
+  manager: "npm" | "uv" | "bun" | "pnpm";
+  path: string;
+}
+
+/** Where npm/npx, uv/uvx, bun/bunx and pnpm keep their caches (each honours its variable). */
+export function packageCaches(
+  platform: NodeJS.Platform,
+  home: string,
+  env: Readonly<Record<string, string | undefined>>,
+): PackageCache[] {
+  const p = path.posix;
+  const abs = (v: string | undefined) => v && p.isAbsolute(v) ? p.normalize(v) : undefined;
+  const cache = abs(env.XDG_CACHE_HOME) ?? p.join(home, ".cache");
+  const data = abs(env.XDG_DATA_HOME) ?? p.join(home, ".local", "share");
+  const list: [PackageCache["manager"], string | undefined][] = [
+    ["npm", abs(env.npm_config_cache) ?? p.join(home, ".npm")],
+    ["uv", abs(env.UV_CACHE_DIR) ?? p.join(cache, "uv")],
+    ["uv", abs(env.UV_TOOL_DIR) ?? p.join(data, "uv")],
+    ["uv", abs(env.UV_PYTHON_INSTALL_DIR)],
+    [
+      "bun",
+      abs(env.BUN_INSTALL_CACHE_DIR) ??
+        p.join(abs(env.BUN_INSTALL) ?? p.join(home, ".bun"), "install", "cache"),
+    ],
+    ["pnpm", p.join(cache, "pnpm")],
+    ["pnpm", abs(env.PNPM_HOME) ?? p.join(data, "pnpm")],
+  ];
+  if (platform === "darwin") {
+    list.push(["pnpm", p.join(home, "Library", "Caches", "pnpm")], ["pnpm", p.join(home, "Library", "pnpm")]);
+  }
+  const seen = new Set<string>();
+  return list.filter((x): x is [PackageCache["manager"], string] =>
+    !!x[1] && !seen.has(x[1]) && !!seen.add(x[1])
+  )
+    .map(([manager, at]) => ({ manager, path: at }));
+}
+
+/** The manager a command runs (`npx` → npm), for creating its cache before the sandbox closes. */
+export function managerOf(command: string): PackageCache["manager"] | undefined {
+  const base = path.basename(command).replace(/\.(cmd|exe)$/i, "");
+  return ({
+    npx: "npm",
+    npm: "npm",
+    uv: "uv",
+    uvx: "uv",
+    bun: "bun",
+    bunx: "bun",
+    pnpm: "pnpm",
+    pnpx: "pnpm",
+  } as const)[
+    base as "npx"
+  ];
+}
+
+/** A path from the manifest: interpolated, `~` expanded, relative to the adapter. */
+export function resolvePath(raw: string, ctx: PolicyContext, unresolved: Set<string>): string | undefined {
+  const missing = new Set<string>();
+  let s = interpolateString(raw, ctx.interpolation, missing);
+  if (missing.size) {
+    for (const m of missing) unresolved.add(m);
+    return undefined;
+  }
+  if (s === "~" || s.startsWith("~/")) s = ctx.home + s.slice(1);
+  return path.posix.normalize(path.posix.isAbsolute(s) ? s : path.posix.join(ctx.adapterDir, s)).replace(
+    /(.)\/$/,
+    "$1",
+  );
+}
+
+export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
+  const s = entry.settings;
+  const unresolved = new Set<string>();
+  const caches = packageCaches(ctx.platform, ctx.home, ctx.env);
+  const declared = (list: string[]) =>
+    list.map((p) => resolvePath(p, ctx, unresolved)).filter((p): p is string => p !== undefined);
+
+  // On one path: among defaults the narrower wins; a declared line replaces a default one, except
+  // that `read:` never narrows a writable path; `deny_read:` is final.
+  const rules = new Map<string, { level: Level; declared: boolean }>();
+  const rank = { deny: 0, read: 1, write: 2 };
+  const put = (p: string, level: Level, isDeclared: boolean) => {
+    const prev = rules.get(p);
+    if (prev && !isDeclared && (prev.declared || rank[prev.level] <= rank[level])) return;
+    if (prev?.declared && prev.level === "deny") return;
+    if (prev && isDeclared && level === "read" && prev.level === "write") return;
+    rules.set(p, { level, declared: isDeclared });
+  };
+  put("/", "read", false);
+  for (const secret of defaultSecrets(ctx.platform, ctx.home, ctx.env)) put(secret.path, "deny", false);
+  put(ctx.stateDir, "deny", false);
+  for (const dir of new Set([ctx.adapterDir, ...ctx.servedAdapters])) {
+    put(path.posix.join(dir, ".serve"), "deny", false);
+  }
+  for (const d of DEVICES) put(d, "write", false);
+  for (const c of caches) put(c.path, "write", false);
+  // the workspace is a project: `/` or the home directory (a host started in either) is not one
+  const ws = path.posix.normalize(ctx.interpolation.workspaceFolder);
+  const workspaceSkipped = ws === "/" || ctx.home === ws || ctx.home.startsWith(ws + "/");
+  if ((entry.kind === "tool" || entry.trust === "full") && !workspaceSkipped) put(ws, "write", false);
+  put(ctx.tmpDir, "write", false);
+  for (const p of declared(s.read)) put(p, "read", true);
+  for (const p of declared(s.write)) put(p, "write", true);
+  const create = declared(s.write.filter((w) => /[/\\]$/.test(w)));
+  for (const p of declared(s.denyRead)) put(p, "deny", true);
+
+  const networkDeclared = s.network !== undefined;
+  const net = s.network ?? (entry.kind === "tool" || entry.trust === "full" ? "all" : "none");
+  return {
+    label: entry.label,
+    off: s.off,
+    require: s.require || ctx.requireAll,
+    fs: [...rules].map(([p, r]) => ({ path: p, level: r.level })),
+    network: net === "all" || net === "none" ? { mode: net } : { mode: "allow", allow: net },
+    networkDeclared,
+    tmpDir: ctx.tmpDir,
+    caches,
+    unresolved: [...unresolved].sort(),
+    create,
+    workspaceSkipped: workspaceSkipped && (entry.kind === "tool" || entry.trust === "full"),
+  };
+}

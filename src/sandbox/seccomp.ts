@@ -1,0 +1,147 @@
+/**
+ * The seccomp filter the launcher installs where no network namespace can be had: a small
+ * classic-BPF program over `struct seccomp_data`, built purely as bytes.
+ *
+ * - any architecture but the native one (32-bit compat calls) and, on x86_64, the x32 ABI: the
+ *   process is killed (the filter only knows native syscall numbers);
+ * - `io_uring_setup`: refused (io_uring can open sockets without the socket syscall);
+ * - `network: none`: `socket(AF_INET|AF_INET6, …)` refused;
+ * - a destination list: inet sockets refused unless they are TCP streams (UDP, raw and SCTP
+ *   sockets are refused: no DNS over UDP, no datagram exfiltration; TCP is left to Landlock).
+ *
+ * Refused calls fail with EPERM. Everything else is allowed.
+ */
+
+export type SeccompNet = "none" | "tcp-only";
+
+const AUDIT_ARCH = { x64: 0xc000003e, arm64: 0xc00000b7 } as const;
+const NR = { x64: { socket: 41 }, arm64: { socket: 198 } } as const;
+const IO_URING_SETUP = 425;
+const X32_SYSCALL_BIT = 0x40000000;
+const AF_INET = 2;
+const AF_INET6 = 10;
+const SOCK_STREAM = 1;
+const SOCK_TYPE_MASK = 0xf;
+const IPPROTO_TCP = 6;
+const EPERM = 1;
+
+// BPF opcodes
+const LD_W_ABS = 0x20;
+const JEQ_K = 0x15;
+const JGE_K = 0x35;
+const AND_K = 0x54;
+const RET_K = 0x06;
+const RET_ALLOW = 0x7fff0000;
+const RET_ERRNO = 0x00050000 | EPERM;
+const RET_KILL_PROCESS = 0x80000000;
+
+// offsets in struct seccomp_data (little endian: the low word of each 64-bit argument first)
+const OFF_NR = 0;
+const OFF_ARCH = 4;
+const arg = (i: number) => 16 + 8 * i;
+
+interface Insn {
+  code: number;
+  jt: number;
+  jf: number;
+  k: number;
+}
+
+/** The filter as `struct sock_filter[]` bytes (8 per instruction). */
+export function seccompFilter(arch: "x64" | "arm64", net: SeccompNet): Uint8Array {
+  const p: Insn[] = [];
+  const ins = (code: number, k: number, jt = 0, jf = 0) => p.push({ code, jt, jf, k: k >>> 0 });
+  // Jumps are relative; the three exits sit at the end: [errno, allow, kill].
+  const toExit = (from: number, exit: "errno" | "allow" | "kill", exitsAt: number) =>
+    exitsAt + (exit === "errno" ? 0 : exit === "allow" ? 1 : 2) - from - 1;
+
+  const body: ((exitsAt: number) => void)[] = [];
+  const jump = (
+    code: number,
+    k: number,
+    t: "errno" | "allow" | "kill" | "next",
+    f: "errno" | "allow" | "kill" | "next",
+  ) =>
+    body.push((exitsAt) => {
+      const at = p.length;
+      const rel = (x: typeof t) => x === "next" ? 0 : toExit(at, x, exitsAt);
+      ins(code, k, rel(t), rel(f));
+    });
+  const op = (code: number, k: number) => body.push(() => ins(code, k));
+
+  op(LD_W_ABS, OFF_ARCH);
+  jump(JEQ_K, AUDIT_ARCH[arch], "next", "kill");
+  op(LD_W_ABS, OFF_NR);
+  if (arch === "x64") jump(JGE_K, X32_SYSCALL_BIT, "kill", "next");
+  jump(JEQ_K, IO_URING_SETUP, "errno", "next");
+  jump(JEQ_K, NR[arch].socket, "next", "allow");
+  op(LD_W_ABS, arg(0));
+  if (net === "none") {
+    jump(JEQ_K, AF_INET, "errno", "next");
+    jump(JEQ_K, AF_INET6, "errno", "allow");
+  } else {
+    // not inet: allow; inet: only SOCK_STREAM with protocol 0 or TCP
+    body.push((exitsAt) => {
+      const at = p.length;
+      ins(JEQ_K, AF_INET, 1, 0); // inet → skip the next test
+      ins(JEQ_K, AF_INET6, 0, toExit(at + 1, "allow", exitsAt));
+    });
+    op(LD_W_ABS, arg(1));
+    op(AND_K, SOCK_TYPE_MASK);
+    jump(JEQ_K, SOCK_STREAM, "next", "errno");
+    op(LD_W_ABS, arg(2));
+    jump(JEQ_K, 0, "allow", "next");
+    jump(JEQ_K, IPPROTO_TCP, "allow", "errno");
+  }
+  // every body step emits exactly one instruction except the two-instruction inet test
+  const length = body.length + (net === "none" ? 0 : 1);
+  for (const step of body) step(length);
+  ins(RET_K, RET_ERRNO);
+  ins(RET_K, RET_ALLOW);
+  ins(RET_K, RET_KILL_PROCESS);
+
+  const out = new Uint8Array(p.length * 8);
+  const view = new DataView(out.buffer);
+  p.forEach((x, i) => {
+    view.setUint16(i * 8, x.code, true);
+    view.setUint8(i * 8 + 2, x.jt);
+    view.setUint8(i * 8 + 3, x.jf);
+    view.setUint32(i * 8 + 4, x.k, true);
+  });
+  return out;
+}
+
+/** Run the filter over one call, as the kernel would (for tests). */
+export function runFilter(
+  filter: Uint8Array,
+  call: { arch: number; nr: number; args?: number[] },
+): "allow" | "errno" | "kill" {
+  const view = new DataView(filter.buffer, filter.byteOffset, filter.byteLength);
+  const data = (off: number): number => {
+    if (off === OFF_NR) return call.nr >>> 0;
+    if (off === OFF_ARCH) return call.arch >>> 0;
+    const i = (off - 16) / 8;
+    return (call.args?.[i] ?? 0) >>> 0;
+  };
+  let acc = 0;
+  for (let pc = 0; pc < filter.length / 8;) {
+    const code = view.getUint16(pc * 8, true);
+    const jt = view.getUint8(pc * 8 + 2);
+    const jf = view.getUint8(pc * 8 + 3);
+    const k = view.getUint32(pc * 8 + 4, true);
+    if (code === LD_W_ABS) acc = data(k);
+    else if (code === AND_K) acc = (acc & k) >>> 0;
+    else if (code === JEQ_K) {
+      pc += 1 + (acc === k ? jt : jf);
+      continue;
+    } else if (code === JGE_K) {
+      pc += 1 + (acc >= k ? jt : jf);
+      continue;
+    } else if (code === RET_K) return k === RET_ALLOW ? "allow" : k === RET_ERRNO ? "errno" : "kill";
+    else throw new Error(`unknown BPF opcode ${code}`);
+    pc++;
+  }
+  throw new Error("the filter fell off its end");
+}
+
+export const SECCOMP = { AUDIT_ARCH, NR, IO_URING_SETUP, AF_INET, AF_INET6, SOCK_STREAM } as const;

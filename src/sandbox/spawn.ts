@@ -1,0 +1,108 @@
+/**
+ * How a confined child is started on each platform. Linux: through hermit's own launcher
+ * (`hermit __sandbox PLAN TARGET ARGS…`, in its own process group like every child), whose
+ * report arrives on an extra pipe (fd 3) before the target runs: the launcher closes it when it
+ * execs, or writes why it did not. macOS: through `sandbox-exec` with the generated profile. Also
+ * the variables a confined child gets for the egress proxy and for working offline.
+ */
+import path from "node:path";
+import { selfCommand } from "../platform/runtime.ts";
+import { type ProcessGroup, spawnInGroup } from "../process/group.ts";
+import { LAUNCHER_ARG, type LaunchPlan, type LaunchReport } from "./launcher.ts";
+
+export interface SpawnRequest {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+}
+
+/** What the launcher's runtime must not start with (extra threads would rule out namespaces). */
+const LAUNCHER_ENV: Record<string, string> = {
+  BUN_JSC_useConcurrentGC: "0",
+  BUN_JSC_useConcurrentJIT: "0",
+  BUN_JSC_useWarmUpMarkedBlocks: "0",
+};
+
+/**
+ * Start `req` through the launcher; resolves with its group once the launcher has reported (the
+ * target is then running, or the launcher refused and is exiting). Throws when the launcher
+ * ended without a report.
+ */
+export async function throughLauncher(
+  plan: LaunchPlan,
+  req: SpawnRequest,
+  stdio: "pipe"[],
+): Promise<{ group: ProcessGroup; report: LaunchReport }> {
+  plan.launcherEnv = Object.keys(LAUNCHER_ENV).filter((k) => !(k in req.env));
+  const [cmd, ...pre] = selfCommand();
+  const group = spawnInGroup(cmd, [...pre, LAUNCHER_ARG, JSON.stringify(plan), req.command, ...req.args], {
+    env: { ...LAUNCHER_ENV, ...req.env },
+    cwd: req.cwd,
+    stdio: [...stdio, "pipe"],
+  });
+  const report = await readReport(group);
+  if (!report) {
+    const status = await group.exited;
+    throw new Error(
+      `the sandbox launcher failed before starting ${path.basename(req.command)} (${status.reason})`,
+    );
+  }
+  return { group, report };
+}
+
+/** macOS: `sandbox-exec -p PROFILE TARGET ARGS…`. */
+export function throughSeatbelt(profile: string, req: SpawnRequest, stdio: "pipe"[]): ProcessGroup {
+  return spawnInGroup("/usr/bin/sandbox-exec", ["-p", profile, req.command, ...req.args], {
+    env: req.env,
+    cwd: req.cwd,
+    stdio,
+  });
+}
+
+/** For `network: none`: npm/npx and pnpm, and uv/uvx, use their caches only. */
+export const OFFLINE_ENV: Record<string, string> = { npm_config_offline: "true", UV_OFFLINE: "1" };
+
+/** The variables proxy-aware clients read (curl reads the lower-case ones). */
+export function proxyEnv(port: number): Record<string, string> {
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    HTTP_PROXY: url,
+    HTTPS_PROXY: url,
+    ALL_PROXY: url,
+    http_proxy: url,
+    https_proxy: url,
+    all_proxy: url,
+    NO_PROXY: "",
+    no_proxy: "",
+    NODE_USE_ENV_PROXY: "1",
+  };
+}
+
+/** The launcher's report from fd 3 (undefined when it ended without one). */
+function readReport(group: ProcessGroup): Promise<LaunchReport | undefined> {
+  const channel = group.child.stdio[3] as NodeJS.ReadableStream | null | undefined;
+  if (!channel) return group.exited.then(() => undefined);
+  return new Promise((resolve) => {
+    let text = "";
+    let done = false;
+    const end = () => {
+      if (done) return;
+      done = true;
+      const lines = text.split("\n").filter((l) => l.trim());
+      try {
+        const report = JSON.parse(lines[0]) as LaunchReport;
+        const exec = lines[1] ? (JSON.parse(lines[1]) as LaunchReport).exec : undefined;
+        resolve(exec ? { ...report, exec } : report);
+      } catch {
+        resolve(undefined);
+      }
+    };
+    channel.setEncoding?.("utf8");
+    channel.on("data", (d: string) => (text += d));
+    channel.once("end", end);
+    channel.once("close", end);
+    channel.once("error", end);
+    void group.exited.then(() => setTimeout(end, 50));
+  });
+}

@@ -1,0 +1,149 @@
+/**
+ * What is enforced where, in words: the line `tools` and `check` show per platform and kernel,
+ * what is left unenforced (the warning, and the refusal under `require`), and the hint a
+ * confined server's failed start gets (the key that would open what it tripped over).
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  type Capabilities,
+  enforcement,
+  failureHint,
+  refusalLine,
+  summary,
+  warningLine,
+} from "../../../src/sandbox/enforcement.ts";
+import type { Policy } from "../../../src/sandbox/policy.ts";
+
+const linux = (over: Partial<Capabilities> = {}): Capabilities => ({
+  platform: "linux",
+  landlockAbi: 7,
+  namespace: true,
+  seccomp: true,
+  seatbelt: false,
+  why: {},
+  ...over,
+});
+const policy = (network: Policy["network"], off = false): Policy => ({
+  label: "mcp_servers.x",
+  off,
+  require: false,
+  fs: [],
+  network,
+  networkDeclared: false,
+  tmpDir: "/t",
+  caches: [],
+  unresolved: [],
+  create: [],
+  workspaceSkipped: false,
+});
+const none = policy({ mode: "none" });
+const all = policy({ mode: "all" });
+const list = policy({
+  mode: "allow",
+  allow: [{ host: "api.example.com", port: 443 }, { host: "::1", port: 8080 }],
+});
+const line = (p: Policy, c: Capabilities) => summary(enforcement(p, c));
+
+describe("the confinement line", () => {
+  it("Linux with everything", () => {
+    assert.equal(line(none, linux()), "fs: landlock abi 7; network: none (namespace)");
+    assert.equal(line(all, linux()), "fs: landlock abi 7; network: all");
+    assert.equal(
+      line(list, linux()),
+      "fs: landlock abi 7; network: api.example.com:443, [::1]:8080 (proxy; tcp: landlock; udp: seccomp)",
+    );
+    assert.deepEqual(enforcement(none, linux()).missing, []);
+  });
+
+  it("no namespace: seccomp cuts the network", () => {
+    const c = linux({ namespace: false, why: { namespace: "the launcher runs 5 threads" } });
+    assert.equal(line(none, c), "fs: landlock abi 7; network: none (seccomp)");
+    assert.deepEqual(enforcement(none, c).missing, []);
+  });
+
+  it("neither namespace nor seccomp: Landlock's TCP rules, and UDP is said to remain", () => {
+    const c = linux({ namespace: false, seccomp: false, why: { namespace: "x", seccomp: "y" } });
+    assert.equal(line(none, c), "fs: landlock abi 7; network: none (landlock tcp)");
+    assert.match(enforcement(none, c).missing[0], /^UDP and DNS are not cut/);
+  });
+
+  it("old kernels: what each missing ABI costs", () => {
+    const abi3 = enforcement(list, linux({ landlockAbi: 3 }));
+    assert.deepEqual(abi3.missing, ["direct TCP connections are not blocked (Landlock ABI 3 < 4)"]);
+    const none0 = enforcement(none, linux({ landlockAbi: 0, namespace: false, seccomp: false }));
+    assert.equal(none0.fs, "not enforced");
+    assert.equal(none0.network, "not enforced");
+    assert.equal(none0.missing.length, 2);
+    assert.match(none0.missing[0], /files are not confined \(no Landlock; it needs Linux 5\.13 or later\)/);
+  });
+
+  it("macOS and Windows", () => {
+    const mac: Capabilities = { ...linux(), platform: "darwin", seatbelt: true, landlockAbi: 0 };
+    assert.equal(line(none, mac), "fs: seatbelt; network: none (seatbelt)");
+    assert.equal(line(list, mac), "fs: seatbelt; network: api.example.com:443, [::1]:8080 (proxy; seatbelt)");
+    assert.deepEqual(enforcement(all, { ...mac, seatbelt: false }).missing, [
+      "nothing is enforced (no /usr/bin/sandbox-exec)",
+    ]);
+    const win: Capabilities = { ...linux(), platform: "win32", landlockAbi: 0 };
+    assert.equal(line(all, win), "fs: not enforced; network: not enforced");
+    assert.deepEqual(enforcement(all, win).missing, ["nothing is enforced (no sandbox on Windows)"]);
+  });
+
+  it("off", () => {
+    assert.equal(
+      line(policy({ mode: "all" }, true), linux()),
+      "off (sandbox: off; runs with your full access)",
+    );
+  });
+});
+
+describe("warnings, refusals and hints", () => {
+  const e = enforcement(none, linux({ landlockAbi: 0, why: { landlock: "the kernel has none" } }));
+
+  it("one line each", () => {
+    assert.equal(
+      warningLine("mcp_servers.x", e),
+      "mcp_servers.x: sandbox: not enforced here: files are not confined (no Landlock (the kernel has none); it needs Linux 5.13 or later)",
+    );
+    assert.match(
+      refusalLine("mcp_servers.x", e),
+      /^refused: mcp_servers\.x: the sandbox is required \(sandbox\.require or HERMIT_SANDBOX=require\) but files are not confined .*; it was not started$/,
+    );
+  });
+
+  it("name the key that would open what the server tripped over", () => {
+    const ok = enforcement(none, linux());
+    const at = (tail: string[]) => failureHint(none, ok, tail);
+    assert.match(
+      at(["Error: EACCES: permission denied, open '/home/u/.config/tool/settings.json'"]),
+      /add "\/home\/u\/\.config\/tool\/settings\.json" to mcp_servers\.x\.sandbox\.read$/,
+    );
+    assert.match(
+      at(["Error: EACCES: permission denied, mkdir '/srv/data/cache'"]),
+      /add "\/srv\/data\/cache" to mcp_servers\.x\.sandbox\.write$/,
+    );
+    assert.match(
+      at(["PermissionError: [Errno 13] Permission denied: '/var/lib/x.db'"]),
+      /add "\/var\/lib\/x\.db" to mcp_servers\.x\.sandbox\.read$/,
+    );
+    assert.match(
+      at(["sh: 1: cannot create /opt/out.txt: Permission denied"]),
+      /to mcp_servers\.x\.sandbox\.write$/,
+    );
+    assert.match(
+      at(["cat: /srv/in.txt: Permission denied"]),
+      /add "\/srv\/in\.txt" to mcp_servers\.x\.sandbox\.read$/,
+    );
+    // a relative path names no key to open: the whole block is suggested
+    assert.match(at(["cat: .serve/endpoint: Permission denied"]), /open mcp_servers\.x\.sandbox \(read:/);
+    assert.match(
+      at(["Error: getaddrinfo EAI_AGAIN registry.npmjs.org"]),
+      /set mcp_servers\.x\.sandbox\.network/,
+    );
+    assert.match(
+      at(["Segmentation fault"]),
+      /^it runs in the sandbox \(fs: landlock abi 7; network: none \(namespace\)\); if it needs more, open mcp_servers\.x\.sandbox \(read:, write:, network:\) or set sandbox: off$/,
+    );
+  });
+});

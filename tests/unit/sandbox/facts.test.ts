@@ -1,0 +1,146 @@
+/**
+ * The small pure pieces around the sandbox: the default secrets (and the variables that move
+ * them), glob expansion, when user namespaces are off, the record of served adapters, and which
+ * adopted processes are strays to stop.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { usernsBlocked } from "../../../src/sandbox/facts.ts";
+import { type ProcInfo, strays } from "../../../src/sandbox/reaper.ts";
+import { defaultSecrets, expandGlob } from "../../../src/sandbox/secrets.ts";
+import { parseServed, recordServed, servedFile } from "../../../src/sandbox/served.ts";
+import { tempDir } from "../../helpers/tmp.ts";
+
+describe("default secrets", () => {
+  const linux = defaultSecrets("linux", "/home/u", {}).map((s) => s.path);
+
+  it("cover what credential stealers go for", () => {
+    for (
+      const p of [
+        "/home/u/.ssh",
+        "/home/u/.gnupg",
+        "/home/u/.aws",
+        "/home/u/.azure",
+        "/home/u/.config/gcloud",
+        "/home/u/.kube",
+        "/home/u/.docker/config.json",
+        "/home/u/.git-credentials",
+        "/home/u/.netrc",
+        "/home/u/.config/gh/hosts.yml",
+        "/home/u/.password-store",
+        "/home/u/.mozilla",
+        "/home/u/.config/google-chrome",
+        "/home/u/.bash_history",
+        "/home/u/.zsh_history",
+        "/home/u/.local/share/keyrings",
+        "/etc/shadow",
+        "/etc/ssh/ssh_host_*",
+      ]
+    ) assert.ok(linux.includes(p), p);
+    assert.ok(
+      !linux.includes("/home/u/.npmrc"),
+      "npm's config stays readable (registry settings live there)",
+    );
+    assert.ok(!linux.some((p) => p.includes("Library")), "no macOS paths on Linux");
+  });
+
+  it("follow XDG locations and the variables that move credentials", () => {
+    const s = defaultSecrets("linux", "/home/u", {
+      XDG_CONFIG_HOME: "/cfg",
+      KUBECONFIG: "/k/a:/k/b",
+      AWS_SHARED_CREDENTIALS_FILE: "/secrets/aws",
+      GNUPGHOME: "relative/ignored",
+    }).map((x) => x.path);
+    for (const p of ["/cfg/gh/hosts.yml", "/cfg/gcloud", "/k/a", "/k/b", "/secrets/aws"]) {
+      assert.ok(s.includes(p), p);
+    }
+    assert.ok(!s.includes("relative/ignored"));
+  });
+
+  it("macOS adds the Library's keychains, cookies and browser profiles", () => {
+    const mac = defaultSecrets("darwin", "/Users/a", {}).map((s) => s.path);
+    assert.ok(mac.includes("/Users/a/Library/Keychains"));
+    assert.ok(mac.includes("/Users/a/Library/Application Support/Google/Chrome"));
+  });
+
+  it("a trailing * matches names by prefix", () => {
+    const list = (d: string) =>
+      d === "/etc/ssh" ? ["ssh_config", "ssh_host_ed25519_key", "ssh_host_rsa_key.pub"] : undefined;
+    assert.deepEqual(expandGlob("/etc/ssh/ssh_host_*", list), [
+      "/etc/ssh/ssh_host_ed25519_key",
+      "/etc/ssh/ssh_host_rsa_key.pub",
+    ]);
+    assert.deepEqual(expandGlob("/etc/x", list), ["/etc/x"]);
+    assert.deepEqual(expandGlob("/none/a*", list), []);
+  });
+});
+
+describe("user namespaces", () => {
+  const sysctl = (values: Record<string, string>) => (n: string) => values[n];
+  it("are off when a sysctl says so (AppArmor's restriction spares root)", () => {
+    assert.equal(usernsBlocked(sysctl({}), false), undefined);
+    assert.match(usernsBlocked(sysctl({ "user/max_user_namespaces": "0" }), true)!, /max_user_namespaces/);
+    assert.match(usernsBlocked(sysctl({ "kernel/unprivileged_userns_clone": "0" }), false)!, /unprivileged/);
+    assert.match(
+      usernsBlocked(sysctl({ "kernel/apparmor_restrict_unprivileged_userns": "1" }), false)!,
+      /AppArmor/,
+    );
+    assert.equal(
+      usernsBlocked(sysctl({ "kernel/apparmor_restrict_unprivileged_userns": "1" }), true),
+      undefined,
+    );
+  });
+});
+
+describe("served adapters", () => {
+  it("are recorded once each, and gone directories are not protected", () => {
+    const tmp = tempDir();
+    try {
+      const state = path.join(tmp.path, "state");
+      const a = path.join(tmp.path, "a");
+      mkdirSync(a);
+      assert.deepEqual(recordServed(state, a), [a]);
+      assert.deepEqual(recordServed(state, a), [a]);
+      writeFileSync(
+        servedFile(state),
+        readFileSync(servedFile(state), "utf8") + "/gone/adapter\nnot-absolute\n",
+      );
+      const b = path.join(tmp.path, "b");
+      mkdirSync(b);
+      assert.deepEqual(recordServed(state, b), [a, b]);
+      assert.deepEqual(parseServed(readFileSync(servedFile(state), "utf8")), [a, "/gone/adapter", b]);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+});
+
+describe("strays", () => {
+  const p = (pid: number, over: Partial<ProcInfo> = {}): ProcInfo => ({
+    pid,
+    ppid: 100,
+    pgid: pid,
+    state: "S",
+    nnp: true,
+    cmdline: "sleep 300",
+    ...over,
+  });
+
+  it("are confined children hermit adopted, outside every group it tracks", () => {
+    const procs = [
+      p(1), // a setsid daemon from a confined child
+      p(2, { pgid: 50 }), // a member of a tracked group
+      p(3, { nnp: false, cmdline: "hermit watchdog --ppid 100 --supervise" }), // the watchdog
+      p(4, { ppid: 1 }), // not ours
+      p(5, { state: "Z" }), // a stray that exited: still to be reaped
+    ];
+    assert.deepEqual(strays({ pid: 100, nnp: false }, procs, new Set([50])).map((x) => x.pid), [1, 5]);
+  });
+
+  it("inside a no-new-privileges container, the watchdog is told apart by its command line", () => {
+    const procs = [p(3, { cmdline: "/bin/hermit watchdog --ppid 100 --supervise" }), p(6)];
+    assert.deepEqual(strays({ pid: 100, nnp: true }, procs, new Set()).map((x) => x.pid), [6]);
+  });
+});

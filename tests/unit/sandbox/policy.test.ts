@@ -1,0 +1,188 @@
+/**
+ * Policy resolution, purely: the defaults per kind and trust (reads but secrets, writes to TMPDIR,
+ * caches and, for trust full and command tools, the workspace; network by trust), the manifest's
+ * lines on top (interpolated, `~` and relative paths resolved), and which line wins on one path.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { NO_SANDBOX_SETTINGS } from "../../../src/manifest/sandbox.ts";
+import type { SandboxSettings } from "../../../src/manifest/types.ts";
+import type { Level } from "../../../src/sandbox/landlock.ts";
+import { managerOf, packageCaches, type PolicyContext, resolvePolicy } from "../../../src/sandbox/policy.ts";
+
+const ctx: PolicyContext = {
+  platform: "linux",
+  home: "/home/u",
+  env: { HOME: "/home/u" },
+  interpolation: { env: { PROJ: "/work/p" }, workspaceFolder: "/work/p", userHome: "/home/u" },
+  adapterDir: "/work/adapters/notes",
+  stateDir: "/home/u/.local/state/hermit",
+  tmpDir: "/home/u/.local/state/hermit/tmp/1-x",
+  servedAdapters: ["/work/adapters/notes", "/srv/other"],
+  requireAll: false,
+};
+
+const settings = (over: Partial<SandboxSettings> = {}): SandboxSettings => ({
+  ...NO_SANDBOX_SETTINGS,
+  ...over,
+});
+const levelAt = (fs: { path: string; level: Level }[], p: string) => fs.find((r) => r.path === p)?.level;
+
+describe("resolvePolicy: defaults", () => {
+  const untrusted = resolvePolicy({
+    label: "mcp_servers.x",
+    kind: "server",
+    trust: "untrusted",
+    settings: settings(),
+  }, ctx);
+  const full = resolvePolicy(
+    { label: "mcp_servers.y", kind: "server", trust: "full", settings: settings() },
+    ctx,
+  );
+  const tool = resolvePolicy({ label: "tools.t", kind: "tool", trust: "full", settings: settings() }, ctx);
+
+  it("reads everything but the secrets, hermit's state and every known adapter's .serve/", () => {
+    for (const p of [untrusted, full, tool]) {
+      assert.equal(levelAt(p.fs, "/"), "read");
+      for (
+        const secret of [
+          "/home/u/.ssh",
+          "/home/u/.aws",
+          "/home/u/.config/gh/hosts.yml",
+          "/home/u/.bash_history",
+        ]
+      ) {
+        assert.equal(levelAt(p.fs, secret), "deny", secret);
+      }
+      assert.equal(levelAt(p.fs, ctx.stateDir), "deny");
+      assert.equal(levelAt(p.fs, "/work/adapters/notes/.serve"), "deny");
+      assert.equal(levelAt(p.fs, "/srv/other/.serve"), "deny");
+    }
+  });
+
+  it("writes its private TMPDIR, the package caches and the devices; the workspace only for full trust and tools", () => {
+    for (const p of [untrusted, full, tool]) {
+      assert.equal(levelAt(p.fs, ctx.tmpDir), "write");
+      assert.equal(levelAt(p.fs, "/home/u/.npm"), "write");
+      assert.equal(levelAt(p.fs, "/home/u/.cache/uv"), "write");
+      assert.equal(levelAt(p.fs, "/dev/null"), "write");
+    }
+    assert.equal(levelAt(untrusted.fs, "/work/p"), undefined);
+    assert.equal(levelAt(full.fs, "/work/p"), "write");
+    assert.equal(levelAt(tool.fs, "/work/p"), "write");
+  });
+
+  it("network: none for untrusted servers, all for full trust and command tools", () => {
+    assert.deepEqual(untrusted.network, { mode: "none" });
+    assert.deepEqual(full.network, { mode: "all" });
+    assert.deepEqual(tool.network, { mode: "all" });
+    assert.equal(untrusted.networkDeclared, false);
+  });
+
+  it("a workspace of / or the home directory is no project: not made writable", () => {
+    for (const workspaceFolder of ["/", "/home/u", "/home"]) {
+      const p = resolvePolicy(
+        { label: "tools.t", kind: "tool", trust: "full", settings: settings() },
+        { ...ctx, interpolation: { ...ctx.interpolation, workspaceFolder } },
+      );
+      assert.equal(p.workspaceSkipped, true, workspaceFolder);
+      assert.notEqual(levelAt(p.fs, workspaceFolder), "write", workspaceFolder);
+    }
+    assert.equal(untrusted.workspaceSkipped, false);
+    assert.equal(tool.workspaceSkipped, false);
+  });
+
+  it("require comes from the policy or HERMIT_SANDBOX=require", () => {
+    assert.equal(untrusted.require, false);
+    const r = resolvePolicy(
+      { label: "tools.t", kind: "tool", trust: "full", settings: settings() },
+      { ...ctx, requireAll: true },
+    );
+    assert.equal(r.require, true);
+  });
+});
+
+describe("resolvePolicy: the manifest's lines", () => {
+  const p = resolvePolicy({
+    label: "mcp_servers.x",
+    kind: "server",
+    trust: "untrusted",
+    settings: settings({
+      read: ["~/.ssh/known_hosts", "${userHome}/.aws", "${workspaceFolder}"],
+      write: ["data/", "${PROJ}/out", "/home/u/.ssh/known_hosts"],
+      denyRead: ["${userHome}/.npmrc", "${userHome}/.aws", "${NOPE}/x"],
+      network: [{ host: "api.example.com", port: 443 }],
+    }),
+  }, ctx);
+
+  it("interpolates, expands ~ and resolves relative paths against the adapter", () => {
+    assert.equal(levelAt(p.fs, "/work/adapters/notes/data"), "write");
+    assert.equal(levelAt(p.fs, "/work/p/out"), "write");
+    assert.equal(levelAt(p.fs, "/work/p"), "read");
+    assert.equal(levelAt(p.fs, "/home/u/.npmrc"), "deny");
+  });
+
+  it("a declared line replaces a default one; write beats read; deny_read is final", () => {
+    assert.equal(levelAt(p.fs, "/home/u/.ssh/known_hosts"), "write");
+    assert.equal(levelAt(p.fs, "/home/u/.aws"), "deny");
+    const reopened = resolvePolicy({
+      label: "tools.t",
+      kind: "tool",
+      trust: "full",
+      settings: settings({ read: ["${userHome}/.aws", "${workspaceFolder}"] }),
+    }, ctx);
+    assert.equal(levelAt(reopened.fs, "/home/u/.aws"), "read");
+    // read: never narrows what is writable
+    assert.equal(levelAt(reopened.fs, "/work/p"), "write");
+  });
+
+  it("leaves out paths whose variables are not set, and says which", () => {
+    assert.deepEqual(p.unresolved, ["NOPE"]);
+    assert.ok(!p.fs.some((r) => r.path.includes("${")));
+  });
+
+  it("a destination list is the network rule, and it counts as declared", () => {
+    assert.deepEqual(p.network, { mode: "allow", allow: [{ host: "api.example.com", port: 443 }] });
+    assert.equal(p.networkDeclared, true);
+  });
+
+  it("off is carried through", () => {
+    const off = resolvePolicy({
+      label: "tools.t",
+      kind: "tool",
+      trust: "full",
+      settings: settings({ off: true }),
+    }, ctx);
+    assert.equal(off.off, true);
+  });
+});
+
+describe("package caches", () => {
+  it("honour each manager's variables", () => {
+    const c = packageCaches("linux", "/h", {
+      npm_config_cache: "/c/npm",
+      XDG_CACHE_HOME: "/xc",
+      UV_TOOL_DIR: "/uvt",
+      BUN_INSTALL: "/b",
+    });
+    assert.deepEqual(c.map((x) => `${x.manager} ${x.path}`), [
+      "npm /c/npm",
+      "uv /xc/uv",
+      "uv /uvt",
+      "bun /b/install/cache",
+      "pnpm /xc/pnpm",
+      "pnpm /h/.local/share/pnpm",
+    ]);
+  });
+
+  it("name the manager behind a runner", () => {
+    assert.deepEqual(["/usr/bin/npx", "uvx", "bunx", "C:/x/npx.cmd", "node", "pnpx"].map(managerOf), [
+      "npm",
+      "uv",
+      "bun",
+      "npm",
+      undefined,
+      "pnpm",
+    ]);
+  });
+});

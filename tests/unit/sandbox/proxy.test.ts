@@ -1,0 +1,131 @@
+/**
+ * The egress proxy: the destination checks purely, then the real proxy on loopback with real
+ * destination servers: a listed destination is reached through CONNECT and through a plain HTTP
+ * request (re-written to origin form, `Connection: close`); an unlisted one gets 403, is logged,
+ * and its server never sees a connection.
+ */
+import assert from "node:assert/strict";
+import http from "node:http";
+import net from "node:net";
+import { after, before, describe, it } from "node:test";
+import { allowedDestination, EgressProxy, originHead, requestTarget } from "../../../src/sandbox/proxy.ts";
+
+describe("destination checks", () => {
+  const allow = [{ host: "api.example.com", port: 443 }, { host: "*.npmjs.org", port: 443 }, {
+    host: "::1",
+    port: 80,
+  }];
+
+  it("a host and port listed, a subdomain of a wildcard, an IPv6 literal", () => {
+    assert.ok(allowedDestination(allow, "API.example.com", 443));
+    assert.ok(allowedDestination(allow, "api.example.com.", 443));
+    assert.ok(allowedDestination(allow, "registry.npmjs.org", 443));
+    assert.ok(allowedDestination(allow, "[::1]", 80));
+  });
+
+  it("nothing else: another port, the wildcard's own domain, a longer name", () => {
+    assert.ok(!allowedDestination(allow, "api.example.com", 80));
+    assert.ok(!allowedDestination(allow, "npmjs.org", 443));
+    assert.ok(!allowedDestination(allow, "api.example.com.evil.io", 443));
+    assert.ok(!allowedDestination(allow, "evilnpmjs.org", 443));
+  });
+
+  it("reads CONNECT and absolute-form requests; refuses the rest", () => {
+    assert.deepEqual(requestTarget("CONNECT api.example.com:443 HTTP/1.1\r\nHost: x\r\n\r\n"), {
+      kind: "connect",
+      host: "api.example.com",
+      port: 443,
+    });
+    assert.deepEqual(requestTarget("CONNECT [::1]:8443 HTTP/1.1\r\n\r\n"), {
+      kind: "connect",
+      host: "::1",
+      port: 8443,
+    });
+    assert.deepEqual(requestTarget("GET http://h.example:8080/a?b=1 HTTP/1.1\r\n\r\n"), {
+      kind: "http",
+      host: "h.example",
+      port: 8080,
+      path: "/a?b=1",
+    });
+    assert.equal(requestTarget("GET /relative HTTP/1.1\r\n\r\n"), undefined);
+    assert.equal(requestTarget("GET https://h/ HTTP/1.1\r\n\r\n"), undefined);
+    assert.equal(requestTarget("CONNECT nohost HTTP/1.1\r\n\r\n"), undefined);
+  });
+
+  it("re-writes the first request for the origin", () => {
+    assert.equal(
+      originHead(
+        "GET http://h/x HTTP/1.1\r\nHost: h\r\nProxy-Connection: keep-alive\r\nConnection: keep-alive\r\n\r\n",
+        "/x",
+      ),
+      "GET /x HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+    );
+  });
+});
+
+describe("the proxy on loopback", () => {
+  let echo: net.Server;
+  let other: net.Server;
+  let web: http.Server;
+  let otherConnections = 0;
+  let proxy: EgressProxy;
+  const denied: string[] = [];
+  const portOf = (s: net.Server | http.Server) => (s.address() as net.AddressInfo).port;
+  const listen = (s: net.Server | http.Server) =>
+    new Promise<void>((r) => s.listen(0, "127.0.0.1", () => r()));
+
+  before(async () => {
+    echo = net.createServer((s) => s.pipe(s));
+    other = net.createServer((s) => (otherConnections++, s.end("leak")));
+    web = http.createServer((req, res) => res.end(`${req.method} ${req.url} ${req.headers.connection}`));
+    await Promise.all([listen(echo), listen(other), listen(web)]);
+    proxy = new EgressProxy(
+      [{ host: "127.0.0.1", port: portOf(echo) }, { host: "127.0.0.1", port: portOf(web) }],
+      (d) => denied.push(d),
+    );
+    await proxy.listen();
+  });
+  after(async () => {
+    await proxy.close();
+    for (const s of [echo, other, web]) await new Promise((r) => s.close(r));
+  });
+
+  /** Send `text` to the proxy, return everything it answers until it closes (or `until` shows). */
+  function talk(text: string, until?: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const s = net.connect(proxy.port, "127.0.0.1");
+      let got = "";
+      s.setEncoding("utf8");
+      s.on("data", (d) => {
+        got += d;
+        if (until && got.includes(until)) (s.destroy(), resolve(got));
+      });
+      s.on("close", () => resolve(got));
+      s.on("error", reject);
+      s.write(text);
+    });
+  }
+
+  it("tunnels CONNECT to a listed destination", async () => {
+    const got = await talk(`CONNECT 127.0.0.1:${portOf(echo)} HTTP/1.1\r\n\r\nping-through`, "ping-through");
+    assert.match(got, /^HTTP\/1\.1 200 Connection Established\r\n\r\nping-through$/);
+  });
+
+  it("forwards a plain HTTP request in origin form, closing after it", async () => {
+    const got = await talk(
+      `GET http://127.0.0.1:${portOf(web)}/hello?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
+    );
+    assert.match(got, /^HTTP\/1\.1 200 OK/);
+    assert.match(got, /GET \/hello\?x=1 close$/);
+  });
+
+  it("refuses an unlisted destination with 403; its server never sees a connection", async () => {
+    const got = await talk(`CONNECT 127.0.0.1:${portOf(other)} HTTP/1.1\r\n\r\n`);
+    assert.match(got, /^HTTP\/1\.1 403 Forbidden/);
+    assert.match(got, /is not in this server's sandbox\.network/);
+    const plain = await talk(`GET http://127.0.0.1:${portOf(other)}/ HTTP/1.1\r\n\r\n`);
+    assert.match(plain, /^HTTP\/1\.1 403 Forbidden/);
+    assert.equal(otherConnections, 0);
+    assert.deepEqual(denied, [`127.0.0.1:${portOf(other)}`, `127.0.0.1:${portOf(other)}`]);
+  });
+});
