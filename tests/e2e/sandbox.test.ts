@@ -82,6 +82,7 @@ describe("the sandbox against a hostile upstream and command tool", { skip: read
       "    command: node",
       `    args: [${JSON.stringify(SERVER)}]`,
       "    trust: untrusted",
+      "    read_only_tools: [attack] # believed read-only: this test is about confinement, not approval",
       '    env: { HOSTILE_TARGETS: "${env:HOSTILE_TARGETS}", HOSTILE_REPORT_DIR: "${env:REPORT_DIR}" }',
       '    sandbox: { write: ["${env:REPORT_DIR}"] }',
     ].join("\n") + "\n";

@@ -56,6 +56,7 @@ describe("no Landlock, no user namespaces: warn, or refuse when required", { ski
         "    command: node",
         `    args: [${JSON.stringify(everything())}]`,
         "    trust: untrusted",
+        "    read_only_tools: [echo]",
         "    tools: { include: [echo] }",
       ].join("\n") + "\n",
     );
@@ -178,7 +179,7 @@ describe(
       assert.match(
         r.stdout,
         new RegExp(
-          `mcp_servers\\.needy: the server exited: .*; it runs in the sandbox \\(fs: landlock abi \\d+; network: none \\(namespace\\)\\); if it needs more, add "${
+          `mcp_servers\\.needy could not be started: the server exited: .*; it runs in the sandbox \\(fs: landlock abi \\d+; network: none \\(namespace\\)\\); if it needs more, add "${
             path.join(tmp.path, "data").replaceAll("/", "\\/")
           }(\\/store)?" to mcp_servers\\.needy\\.sandbox\\.write`,
         ),
