@@ -131,6 +131,8 @@ function compile(compiler: "deno" | "bun", target: Target, outfile: string): voi
       "--minify",
       "--bytecode",
       "--format=esm",
+      // one chunk per dynamic import: a command loads (and pays memory for) only its own code
+      "--splitting",
       `--target=${target.bun}`,
       entry,
       "--outfile",

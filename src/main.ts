@@ -1,8 +1,9 @@
 /**
- * Entry point and the only place that exits. Two answers come before anything heavy is loaded:
- * `--version`, and the watchdog supervisor hermit starts for itself (`watchdog --ppid N
- * --supervise`, one per running hermit, so it should cost as little memory as it can).
- * Everything else goes to the command-line app, whose commands load what they need.
+ * Entry point and the only place that exits. Three answers come before anything heavy is loaded:
+ * `--version`; hermit's own watchdog supervisor (`watchdog --ppid N --supervise`, where no sh can
+ * be the watchdog); and `serve [DIR]` without options, what a host starts once per session, which
+ * loads only what serving needs. Everything else goes to the command-line app, whose commands load
+ * what they need. The binary is built with code splitting, so what is not imported is not loaded.
  */
 import process from "node:process";
 import { VERSION } from "./version.ts";
@@ -20,6 +21,10 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
 ) {
   const { runWatchdog, WATCHDOG_DEFAULTS } = await import("./process/watchdog_run.ts");
   process.exit(await runWatchdog({ ppid: Number(argv[2]), ...WATCHDOG_DEFAULTS }));
+} else if (argv[0] === "serve" && argv.length <= 2 && !argv[1]?.startsWith("-")) {
+  // `hermit serve [DIR]`, what a host runs at every session start: no command-line app
+  const { serveDir } = await import("./cli/serve_adapter.ts");
+  process.exit(await serveDir(argv[1] ?? "."));
 } else {
   const { runCli } = await import("./cli/app.ts");
   const code = await runCli(argv);

@@ -13,6 +13,7 @@ import { loadManifest } from "../manifest/load.ts";
 import { readToken } from "../service/access.ts";
 import type { SetExit } from "./app.ts";
 import { writeErr, writeOut } from "./output.ts";
+import { serveAdapter } from "./serve_adapter.ts";
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 const port = (v: string) => {
@@ -111,11 +112,6 @@ export function registerServe(program: Command, setExit: SetExit): void {
         const { relayTo } = await import("../service/relay_targets.ts");
         return setExit(await relayTo(manifest, opts.serveUrl, token));
       }
-      if (manifest.serve.lifecycle === "standalone") {
-        const { relayToLocal } = await import("../service/relay_targets.ts");
-        return setExit(await relayToLocal(manifest, opts.warmStart !== false));
-      }
-      const { serveStdio } = await import("../mcp/session.ts");
-      setExit(await serveStdio(manifest));
+      setExit(await serveAdapter(manifest, opts.warmStart !== false));
     });
 }
