@@ -1,16 +1,18 @@
 /**
- * Bench section: N host sessions. One hermit service shared by N relays, against N separate
- * `hermit serve` sessions (each with its own upstream) and N separate servers run directly:
- * processes, total RSS, calls per second and p99 with all sessions calling at once, and the time
- * from nothing running to every session connected (the shared service's start-up included).
+ * Bench section: N host sessions calling at once. One hermit service shared by N relays; the
+ * peers' equivalent, N mcp-remote → one supergateway `--stateful`; N separate `hermit serve`
+ * sessions (each with its own upstream); and N separate servers run directly: every process with
+ * its memory, calls per second, p50 and p99 with all sessions calling at once, and the time from
+ * nothing running to every session connected (the shared backend's start-up included).
  */
-import { memoryOf, percentile, stdioClient } from "./lib.ts";
-import { type Background, startService } from "./service.ts";
+import { mkdtempSync } from "node:fs";
+import path from "node:path";
+import { percentile, processesOf, type ProcMem, stdioClient } from "./lib.ts";
+import { type Background, startService, startSupergateway } from "./service.ts";
 
 export interface SessionsRow {
   label: string;
-  processes: number;
-  rssMiB: number;
+  procs: ProcMem[];
   perSecond: number;
   p50: number;
   p99: number;
@@ -39,8 +41,15 @@ async function load(
 }
 
 /** `n` sessions of one command, connected at once; if any fails, the others are closed. */
-async function connectAll(n: number, command: string, args: string[]): Promise<Client[]> {
-  const settled = await Promise.allSettled(Array.from({ length: n }, () => stdioClient(command, args)));
+async function connectAll(
+  n: number,
+  command: string,
+  args: string[],
+  env: () => Record<string, string> = () => ({}),
+): Promise<Client[]> {
+  const settled = await Promise.allSettled(
+    Array.from({ length: n }, () => stdioClient(command, args, env())),
+  );
   const clients = settled.flatMap((s) => s.status === "fulfilled" ? [s.value] : []);
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
   if (!failed) return clients;
@@ -57,33 +66,32 @@ async function run(
   start: () => Promise<Client[]>,
   extraPids: () => number[],
   callsEach: number,
+  roles: (clients: Client[]) => Map<number, string> = () => new Map(),
 ): Promise<SessionsRow> {
   const t0 = performance.now();
   const clients = await start();
   const startMs = performance.now() - t0;
   try {
     const r = await load(clients, callsEach);
-    const pids = [...clients.map((c) => c.pid), ...extraPids()];
-    const mem = pids.map((p) => memoryOf(p, true));
-    return {
-      label,
-      processes: mem.reduce((a, m) => a + m.processes, 0),
-      rssMiB: mem.reduce((a, m) => a + m.rss, 0),
-      startMs,
-      ...r,
-    };
+    const procs = processesOf([...clients.map((c) => c.pid), ...extraPids()], roles(clients));
+    return { label, procs, startMs, ...r };
   } finally {
     await Promise.all(clients.map((c) => c.close()));
   }
 }
 
-/** Rows in order: the shared service, N × hermit serve, N × the server alone (the reference). */
+/**
+ * Rows in order: the shared hermit service, the peers' shared gateway, N × hermit serve, N × the
+ * server alone (the reference).
+ */
 export async function sessions(
   opts: {
     hermit: string;
     everything: string;
     sessionAdapter: string;
     standaloneAdapter: string;
+    root: string;
+    work: string;
     n: number;
     callsEach: number;
   },
@@ -100,10 +108,36 @@ export async function sessions(
         },
         () => [svc!.pid],
         opts.callsEach,
+        (clients) => new Map(clients.map((c) => [c.pid, "hermit relay"])),
       ),
     );
   } finally {
     await svc?.stop();
+  }
+  let gw: Background | undefined;
+  try {
+    const proxy = path.join(opts.root, "node_modules", "mcp-remote", "dist", "proxy.js");
+    rows.push(
+      await run(
+        `${opts.n} mcp-remote → one supergateway --stateful`,
+        async () => {
+          gw = await startSupergateway(opts.root, opts.everything);
+          return await connectAll(
+            opts.n,
+            "node",
+            [proxy, gw.url, "--transport", "http-only", "--silent"],
+            () => {
+              const home = mkdtempSync(path.join(opts.work, "mcp-remote-"));
+              return { HOME: home, MCP_REMOTE_CONFIG_DIR: home };
+            },
+          );
+        },
+        () => [gw!.pid],
+        opts.callsEach,
+      ),
+    );
+  } finally {
+    await gw?.stop();
   }
   rows.push(
     await run(
