@@ -6,6 +6,7 @@
  * (Node, Deno without --allow-ffi, Windows) or no libc could be opened, and then does without.
  */
 import process from "node:process";
+import { bunFfi, denoFfi } from "./ffi.ts";
 
 export interface Libc {
   flock(fd: number, op: number): number;
@@ -14,22 +15,6 @@ export interface Libc {
   /** waitpid(pid, &status, options): the pid reaped, 0 if still running, -1 on error. */
   waitpid(pid: number, options: number): number;
 }
-
-interface BunFfi {
-  dlopen(
-    lib: string,
-    symbols: Record<string, { args: string[]; returns: string }>,
-  ): { symbols: Record<string, (...a: unknown[]) => number> };
-  ptr(view: ArrayBufferView): number;
-}
-interface DenoFfi {
-  dlopen(
-    lib: string,
-    symbols: Record<string, { parameters: string[]; result: string }>,
-  ): { symbols: Record<string, (...a: unknown[]) => number> };
-}
-
-const g = globalThis as unknown as { Deno?: DenoFfi; Bun?: unknown };
 
 /** Where libc is, by platform: glibc's soname, then musl's loader (which is its libc). */
 export function libcNames(platform: NodeJS.Platform, arch: string): string[] {
@@ -49,26 +34,26 @@ function symbols(i32: string, u64: string, buf: string) {
 
 function bind(): Libc | null {
   const status = new Int32Array(1);
-  if (g.Bun) {
-    const ffi = (import.meta as unknown as { require?: (s: string) => BunFfi }).require?.("bun:ffi");
-    if (!ffi) return null;
+  const ffi = bunFfi();
+  if (ffi) {
     const spec = Object.fromEntries(
       Object.entries(symbols("i32", "u64", "ptr")).map(([n, [args, returns]]) => [n, { args, returns }]),
     );
-    const s = open((lib) => ffi.dlopen(lib, spec).symbols);
+    const s = open((lib) => ffi.dlopen(lib, spec).symbols as Symbols);
     return s && {
       flock: (fd, op) => s.flock(fd, op),
       prctl: (option, arg2) => s.prctl(option, arg2, 0, 0, 0),
       waitpid: (pid, options) => s.waitpid(pid, ffi.ptr(status), options),
     };
   }
-  if (g.Deno?.dlopen) {
+  const deno = denoFfi();
+  if (deno) {
     const spec = Object.fromEntries(
       Object.entries(symbols("i32", "u64", "buffer")).map((
         [n, [parameters, result]],
       ) => [n, { parameters, result }]),
     );
-    const s = open((lib) => g.Deno!.dlopen(lib, spec).symbols);
+    const s = open((lib) => deno.dlopen(lib, spec).symbols as Symbols);
     return s && {
       flock: (fd, op) => s.flock(fd, op),
       prctl: (option, arg2) => s.prctl(option, BigInt(arg2), 0n, 0n, 0n),
@@ -78,9 +63,9 @@ function bind(): Libc | null {
   return null;
 }
 
-function open(
-  dlopen: (lib: string) => Record<string, (...a: unknown[]) => number>,
-): Record<string, (...a: unknown[]) => number> | null {
+type Symbols = Record<string, (...a: unknown[]) => number>;
+
+function open(dlopen: (lib: string) => Symbols): Symbols | null {
   for (const lib of libcNames(process.platform, process.arch)) {
     try {
       return dlopen(lib);

@@ -8,6 +8,7 @@
  * FFI; `proc.ts` then falls back to `tasklist`/`taskkill`. Decisions live in `win_tree.ts`.
  */
 import process from "node:process";
+import { bunFfi, denoFfi } from "./ffi.ts";
 import { parseProcessInformation, type ProcEntry, type ProcessId } from "./win_tree.ts";
 
 type Handle = unknown;
@@ -29,22 +30,6 @@ const WAIT_TIMEOUT = 0x102;
 const SYSTEM_PROCESS_INFORMATION = 5;
 const STATUS_INFO_LENGTH_MISMATCH = 0xC0000004 | 0;
 
-interface BunFfi {
-  dlopen(
-    lib: string,
-    symbols: Record<string, { args: string[]; returns: string }>,
-  ): { symbols: Record<string, (...a: unknown[]) => unknown> };
-  ptr(view: ArrayBufferView): number;
-}
-interface DenoFfi {
-  dlopen(
-    lib: string,
-    symbols: Record<string, { parameters: string[]; result: string }>,
-  ): { symbols: Record<string, (...a: unknown[]) => unknown> };
-}
-
-const g = globalThis as unknown as { Deno?: DenoFfi; Bun?: unknown };
-
 /** The same six functions, in each FFI's own spelling of the types. */
 function signatures(ptr: string, buf: string) {
   return {
@@ -60,9 +45,8 @@ function signatures(ptr: string, buf: string) {
 }
 
 function bind(): Kernel | undefined {
-  if (g.Bun) {
-    const ffi = (import.meta as unknown as { require?: (s: string) => BunFfi }).require?.("bun:ffi");
-    if (!ffi) return undefined;
+  const ffi = bunFfi();
+  if (ffi) {
     const sig = signatures("ptr", "ptr");
     const open = (lib: keyof typeof sig) =>
       ffi.dlopen(
@@ -84,10 +68,11 @@ function bind(): Kernel | undefined {
       query: (cls, buf, ret) => nt.NtQuerySystemInformation(cls, p(buf), buf.byteLength, p(ret)) as number,
     };
   }
-  if (g.Deno?.dlopen) {
+  const deno = denoFfi();
+  if (deno) {
     const sig = signatures("pointer", "buffer");
     const open = (lib: keyof typeof sig) =>
-      g.Deno!.dlopen(
+      deno.dlopen(
         `${lib}.dll`,
         Object.fromEntries(
           Object.entries(sig[lib]).map((

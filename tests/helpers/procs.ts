@@ -3,7 +3,7 @@
  * (trees, groups, command lines and environments), and cleanup of every process a test started (by
  * pid), so runs can repeat and overlap.
  */
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 import type { RunResult } from "./hermit.ts";
@@ -222,4 +222,25 @@ export class Reaper {
     this.#pids.clear();
     this.#groups.clear();
   }
+}
+
+/**
+ * A process group of its own that the test owns (tracked by `reaper`): a sh -c wrapper and two
+ * sleeps, optionally ignoring SIGTERM; resolves with its id once all three run.
+ */
+export async function sleepingGroup(reaper: Reaper, ignoreTerm = false): Promise<number> {
+  const trap = ignoreTerm ? "trap '' TERM; " : "";
+  const child = spawn("sh", ["-c", `${trap}sleep 1000 & sleep 1000 & echo ready; wait`], {
+    detached: true,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  reaper.track(child.pid);
+  reaper.trackGroup(child.pid);
+  await readUntil(child.stdout!, "ready");
+  child.stdout!.destroy();
+  child.unref();
+  await waitFor(() => groupMembers(child.pid!).length === 3, {
+    what: `three processes in group ${child.pid}`,
+  });
+  return child.pid!;
 }

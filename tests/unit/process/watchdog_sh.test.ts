@@ -13,7 +13,7 @@ import { symlinkSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { shWatchdogArgv } from "../../../src/process/watchdog_sh.ts";
-import { alive, groupMembers, readUntil, Reaper, waitFor } from "../../helpers/procs.ts";
+import { alive, groupMembers, Reaper, sleepingGroup, waitFor } from "../../helpers/procs.ts";
 import { findTool, requirements } from "../../helpers/rootfs.ts";
 import { tempDir } from "../../helpers/tmp.ts";
 
@@ -27,21 +27,8 @@ after(async () => {
 /** For a loaded machine. */
 const SLACK_MS = 2000;
 
-/** A group of its own: a sh -c wrapper and two sleeps, optionally TERM-proof. */
-async function group(ignoreTerm = false): Promise<number> {
-  const trap = ignoreTerm ? "trap '' TERM; " : "";
-  const child = spawn("sh", ["-c", `${trap}sleep 1000 & sleep 1000 & echo ready; wait`], {
-    detached: true,
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  reaper.track(child.pid);
-  reaper.trackGroup(child.pid);
-  await readUntil(child.stdout!, "ready");
-  child.stdout!.destroy();
-  child.unref();
-  assert.equal(groupMembers(child.pid!).length, 3);
-  return child.pid!;
-}
+/** A group of its own that the test owns, optionally TERM-proof. */
+const group = (ignoreTerm = false) => sleepingGroup(reaper, ignoreTerm);
 
 const gone = (pgid: number, timeoutMs: number) =>
   waitFor(() => groupMembers(pgid).length === 0, { timeoutMs, what: `group ${pgid} to be gone` });
