@@ -150,6 +150,11 @@ export interface ProcMem {
   rss: number;
   /** Peak resident set (VmHWM). */
   peak: number;
+  /**
+   * Proportional set size: resident pages, each shared one divided among the processes that map
+   * it (hermit's binary, mapped by every hermit process, counts once across them).
+   */
+  pss: number;
 }
 
 /**
@@ -167,12 +172,12 @@ export function processesOf(
       const status = readFileSync(`/proc/${pid}/status`, "utf8");
       if (/State:\s+Z/.test(status)) return [];
       const kib = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-      return [{
-        pid,
-        role: roles.get(pid) ?? roleOf(pid),
-        rss: kib("VmRSS") / 1024,
-        peak: kib("VmHWM") / 1024,
-      }];
+      let pss = 0;
+      try {
+        pss = Number(/Pss:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"))?.[1] ?? 0) / 1024;
+      } catch { /* a kernel without smaps_rollup */ }
+      const role = roles.get(pid) ?? roleOf(pid);
+      return [{ pid, role, rss: kib("VmRSS") / 1024, peak: kib("VmHWM") / 1024, pss }];
     } catch {
       return []; // exited
     }
@@ -206,11 +211,10 @@ export function roleOf(pid: number): string {
   const line = argv.join(" ");
   const exe = argv[0]?.split("/").pop() ?? "?";
   if (line.includes("watchdog --ppid") && line.includes("--supervise")) {
-    return exe === "hermit" ? "watchdog (hermit)" : `watchdog (${exe})`;
+    return argv[1] === "watchdog" ? "watchdog (hermit)" : `watchdog (${exe})`;
   }
-  if (exe === "hermit") {
-    if (argv.includes("--standalone")) return "hermit service";
-    return "hermit serve";
+  if (argv[1] === "serve" && !["node", "sh", "bash", "dash", "deno", "bun"].includes(exe)) {
+    return argv.includes("--standalone") ? "hermit service" : "hermit serve";
   }
   if (line.includes("mcp-remote")) return "mcp-remote (node)";
   if (line.includes("supergateway")) return "supergateway (node)";

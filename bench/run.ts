@@ -88,8 +88,9 @@ function adapter(name: string, extra: string): string {
 }
 
 const ratio = (x: number, reference: number) => `×${(x / reference).toFixed(2)}`;
-const sum = (procs: ProcMem[], which: (p: ProcMem) => boolean = () => true) =>
-  procs.filter(which).reduce((a, p) => a + p.rss, 0);
+const all = () => true;
+const sum = (procs: ProcMem[], which: (p: ProcMem) => boolean = all, of: "rss" | "pss" = "rss") =>
+  procs.filter(which).reduce((a, p) => a + p[of], 0);
 
 function pathsSection(rows: PathRow[]): void {
   const direct = rows[0];
@@ -98,7 +99,8 @@ function pathsSection(rows: PathRow[]): void {
     '"ready": spawn to the first `tools/list` answer (median of ' + SPAWNS +
       "), with the relay's service and\n" +
       'supergateway already running. "per session": what one more session adds (hermit serve and its\n' +
-      "watchdog; a relay; an mcp-remote), the upstream and shared backends not included.\n",
+      "watchdog; a relay; an mcp-remote), the upstream and shared backends not included. PSS counts\n" +
+      "a page shared between processes (the runtime's code, mapped by every hermit) once across them.\n",
   );
   console.log(table(
     [
@@ -111,7 +113,8 @@ function pathsSection(rows: PathRow[]): void {
       "added p50 µs",
       "processes",
       "RSS MiB",
-      "per session MiB",
+      "per session RSS MiB",
+      "per session PSS MiB",
     ],
     rows.map((r) => [
       r.label,
@@ -124,12 +127,13 @@ function pathsSection(rows: PathRow[]): void {
       r.procs.length,
       sum(r.procs),
       r === direct ? "—" : sum(r.procs, r.perSession),
+      r === direct ? "—" : sum(r.procs, r.perSession, "pss"),
     ]),
   ));
   console.log("\nEvery process of each path, after the calls:\n");
   console.log(table(
-    ["path", "process", "RSS MiB", "peak MiB"],
-    rows.flatMap((r) => r.procs.map((p) => [r.label, p.role, p.rss, p.peak])),
+    ["path", "process", "RSS MiB", "peak MiB", "PSS MiB"],
+    rows.flatMap((r) => r.procs.map((p) => [r.label, p.role, p.rss, p.peak, p.pss])),
   ));
   const find = (label: string) => rows.find((r) => r.label === label);
   const serve = find("client → `hermit serve` → server");
@@ -188,8 +192,10 @@ function sessionsSection(rows: SessionsRow[]): void {
   console.log(table(
     [
       "setup",
+      "connected",
       "processes",
       "RSS MiB",
+      "PSS MiB",
       "calls/s",
       "calls/s vs supergateway",
       "p50 ms",
@@ -199,8 +205,10 @@ function sessionsSection(rows: SessionsRow[]): void {
     ],
     rows.map((r) => [
       r.label,
+      `${r.connected}/${SESSIONS}`,
       r.procs.length,
       sum(r.procs),
+      sum(r.procs, all, "pss"),
       r.perSecond,
       r === peer ? "—" : ratio(r.perSecond, peer.perSecond),
       r.p50 / 1000,
@@ -211,12 +219,13 @@ function sessionsSection(rows: SessionsRow[]): void {
   ));
   console.log("\nMemory by process kind:\n");
   console.log(table(
-    ["setup", "process", "count", "RSS MiB (all)", "RSS MiB (median one)"],
+    ["setup", "process", "count", "RSS MiB (all)", "RSS MiB (median one)", "PSS MiB (all)"],
     rows.flatMap((r) => {
       const kinds = [...new Set(r.procs.map((p) => p.role))];
       return kinds.map((k) => {
-        const of = r.procs.filter((p) => p.role === k).map((p) => p.rss).sort((a, b) => a - b);
-        return [r.label, k, of.length, of.reduce((a, x) => a + x, 0), of[Math.floor(of.length / 2)]];
+        const of = r.procs.filter((p) => p.role === k);
+        const rss = of.map((p) => p.rss).sort((a, b) => a - b);
+        return [r.label, k, of.length, sum(of), rss[Math.floor(rss.length / 2)], sum(of, all, "pss")];
       });
     }),
   ));
