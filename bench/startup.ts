@@ -2,11 +2,12 @@
  * Bench section: start-up. `hermit --version` (spawn to exit, and its peak memory through GNU
  * time where installed), spawn to the first `tools/list` answer for the server alone, `hermit
  * serve` starting it (eager), a `lazy: true` adapter with a warm schema cache (nothing started),
- * and a command-tools-only adapter; and the binary's size. A `baseline` binary gets the same
- * hermit rows in the same run.
+ * and a command-tools-only adapter; the runtime's floor (a compiled hello world); and the binary's
+ * size. A `baseline` binary gets the same hermit rows in the same run.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { median, spawnToList } from "./lib.ts";
 
 export interface StartRow {
@@ -39,6 +40,23 @@ function peakOf(cmd: string, args: string[]): number | undefined {
   return Number.isFinite(kib) && kib > 0 ? kib / 1024 : undefined;
 }
 
+/** The runtime's own floor: a compiled hello world (built into `work`); undefined if bun fails. */
+function helloWorld(root: string, work: string): string | undefined {
+  const src = path.join(work, "hello.ts");
+  const out = path.join(work, "hello");
+  writeFileSync(src, 'console.log("hello");\n');
+  const r = spawnSync(path.join(root, "node_modules", ".bin", "bun"), [
+    "build",
+    "--compile",
+    src,
+    "--outfile",
+    out,
+  ], {
+    stdio: "ignore",
+  });
+  return r.status === 0 && existsSync(out) ? out : undefined;
+}
+
 const stats = (label: string, runs: number[], peakMiB?: number): StartRow => ({
   label,
   ms: median(runs),
@@ -49,6 +67,7 @@ const stats = (label: string, runs: number[], peakMiB?: number): StartRow => ({
 
 export async function startup(opts: {
   hermit: string;
+  root: string;
   baseline?: string;
   everything: string;
   sessionAdapter: string;
@@ -89,6 +108,12 @@ export async function startup(opts: {
     rows.push(
       await toList(`\`hermit serve\`, command tools only (examples/notes)${tag}`, bin, ["serve", opts.notes]),
     );
+  }
+  const floor = helloWorld(opts.root, opts.work);
+  if (floor) {
+    const runs: number[] = [];
+    for (let i = 0; i < Math.max(opts.spawns, 20); i++) runs.push(await runOnce(floor, []));
+    rows.push(stats("the floor: a `bun build --compile` hello world", runs, peakOf(floor, [])));
   }
   const sizes = hermits.map(({ bin, tag }) => ({ label: `dist/hermit${tag}`, bytes: statSync(bin).size }));
   return { rows, sizes };
