@@ -1,7 +1,8 @@
 /**
  * Measurement helpers for `deno task bench`: sequential call latency through an MCP client,
  * spawn-to-first-`tools/list` with raw JSON-RPC (no client library in the way), and memory from
- * /proc. Everything is measured side by side in one run; results are medians and ratios.
+ * /proc, per process with its role in the path. Everything is measured side by side in one run;
+ * results are medians and ratios.
  */
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -11,6 +12,22 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** What a bench section gets (a section in its own file, e.g. `bench/sandbox.ts`, too). */
+export interface BenchContext {
+  /** dist/hermit. */
+  hermit: string;
+  /** The repository. */
+  root: string;
+  /** The run's scratch directory (removed after the run); HERMIT_HOME is under it. */
+  work: string;
+  /** server-everything's entry point (run with node). */
+  everything: string;
+  /** How many spawns a start-up measurement takes the median of. */
+  spawns: number;
+  /** A new adapter directory in `work` serving server-everything's echo and get-sum, plus `extra` YAML. */
+  adapter(name: string, extra: string): string;
+}
 
 export function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -125,22 +142,46 @@ export function spawnToList(
   });
 }
 
-/** Resident and peak memory of a process and its descendants, in MiB. */
-export function memoryOf(
-  pid: number,
+/** One process of a path, as /proc shows it after the calls: what it is and its memory in MiB. */
+export interface ProcMem {
+  pid: number;
+  /** What it is in the path (`hermit serve`, `watchdog (sh)`, `upstream (node)`, …). */
+  role: string;
+  rss: number;
+  /** Peak resident set (VmHWM). */
+  peak: number;
+  /**
+   * Proportional set size: resident pages, each shared one divided among the processes that map
+   * it (hermit's binary, mapped by every hermit process, counts once across them).
+   */
+  pss: number;
+}
+
+/**
+ * Every live process of `roots` (with their descendants), each with its role (from `roles` where
+ * the caller knows better than the command line, e.g. a relay) and memory.
+ */
+export function processesOf(
+  roots: number[],
+  roles: ReadonlyMap<number, string> = new Map(),
   withDescendants = true,
-): { rss: number; peak: number; processes: number } {
-  const pids = withDescendants ? [pid, ...descendants(pid)] : [pid];
-  let rss = 0;
-  let peak = 0;
-  for (const p of pids) {
+): ProcMem[] {
+  const pids = roots.flatMap((p) => withDescendants ? [p, ...descendants(p)] : [p]);
+  return [...new Set(pids)].flatMap((pid) => {
     try {
-      const status = readFileSync(`/proc/${p}/status`, "utf8");
-      rss += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-      peak += Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-    } catch { /* exited */ }
-  }
-  return { rss, peak, processes: pids.length };
+      const status = readFileSync(`/proc/${pid}/status`, "utf8");
+      if (/State:\s+Z/.test(status)) return [];
+      const kib = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+      let pss = 0;
+      try {
+        pss = Number(/Pss:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"))?.[1] ?? 0) / 1024;
+      } catch { /* a kernel without smaps_rollup */ }
+      const role = roles.get(pid) ?? roleOf(pid);
+      return [{ pid, role, rss: kib("VmRSS") / 1024, peak: kib("VmHWM") / 1024, pss }];
+    } catch {
+      return []; // exited
+    }
+  });
 }
 
 export function descendants(pid: number): number[] {
@@ -157,6 +198,30 @@ export function descendants(pid: number): number[] {
   const stack = [pid];
   while (stack.length) for (const c of children.get(stack.pop()!) ?? []) out.push(c), stack.push(c);
   return out;
+}
+
+/** What a process is, from its command line. */
+export function roleOf(pid: number): string {
+  let argv: string[];
+  try {
+    argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+  } catch {
+    return "?";
+  }
+  const line = argv.join(" ");
+  const exe = argv[0]?.split("/").pop() ?? "?";
+  if (line.includes("watchdog --ppid") && line.includes("--supervise")) {
+    return argv[1] === "watchdog" ? "watchdog (hermit)" : `watchdog (${exe})`;
+  }
+  if (argv[1] === "serve" && !["node", "sh", "bash", "dash", "deno", "bun"].includes(exe)) {
+    return argv.includes("--standalone") ? "hermit service" : "hermit serve";
+  }
+  if (line.includes("mcp-remote")) return "mcp-remote (node)";
+  if (line.includes("supergateway")) return "supergateway (node)";
+  if (line.includes("server-everything")) {
+    return exe === "node" ? "upstream: server-everything (node)" : `upstream's wrapper (${exe})`;
+  }
+  return exe;
 }
 
 export function table(headers: string[], rows: (string | number)[][]): string {

@@ -1,25 +1,33 @@
 /**
- * `deno task bench`: hermit against the alternatives, side by side in one run, on this machine.
- * Sections: per-call latency through every chain (direct, hermit serve, hermit relay → service,
- * mcp-remote → supergateway); spawn to first `tools/list` (direct, eager, lazy with a warm schema
- * cache, command tools only); N sessions on one service vs N separate servers; the sandbox's
- * cost (bench/sandbox.ts). Prints markdown tables (medians, p99, ratios) for the README. The run's scratch directory is removed and every
- * process it started is stopped whether it succeeds or fails; a failure is one line on stderr
- * and exit 1.
+ * `deno task bench`: hermit against the alternatives, side by side in one run, on this machine,
+ * printed as markdown tables ready for the README (medians, p99, ratios; never pass/fail).
+ * Sections:
+ *  - paths: one host session per path (direct; `hermit serve`; relay → warm service; mcp-remote →
+ *    warm supergateway): ready, per-call latency, and every process each path runs with its memory;
+ *  - startup: `--version`, spawn to the first `tools/list` (eager, lazy with a warm schema cache,
+ *    command tools only), the binary's size;
+ *  - sessions: N sessions calling at once (relays → one service; mcp-remote → one supergateway
+ *    `--stateful`; N × `hermit serve`; N × the server alone);
+ *  - sandbox: spawning with and without the sandbox, from `bench/sandbox.ts` when that file exists
+ *    (it exports `sandboxSection(ctx: BenchContext): Promise<string>`, the markdown to print).
+ * `--baseline BIN` measures a second hermit binary (e.g. the last release) in the same run, in
+ * the paths and startup sections. The run's scratch directory is removed and every process it
+ * started is stopped whether it succeeds or fails; a failure is one line on stderr and exit 1.
  *
- *   deno task bench [--calls N] [--spawns N] [--sessions N] [--only chain,spawn,sessions,sandbox]
+ *   deno task bench [--calls N] [--spawns N] [--sessions N] [--only paths,startup,sessions,sandbox]
+ *                   [--baseline BIN]
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { chains } from "./chain.ts";
-import { median, spawnToList, table } from "./lib.ts";
-import { sandboxSection } from "./sandbox.ts";
-import { sessions } from "./sessions.ts";
+import { chains, type PathRow } from "./chain.ts";
+import { type BenchContext, fmt, type ProcMem, table } from "./lib.ts";
+import { sessions, type SessionsRow } from "./sessions.ts";
+import { startup } from "./startup.ts";
 
-const SECTIONS = ["chain", "spawn", "sessions", "sandbox"];
+const SECTIONS = ["paths", "startup", "sessions", "sandbox"];
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const hermit = path.join(root, "dist", "hermit");
 const everything = path.join(
@@ -31,6 +39,7 @@ const everything = path.join(
   "index.js",
 );
 const notes = path.join(root, "examples", "notes");
+const sandboxModule = path.join(root, "bench", "sandbox.ts");
 
 function usage(message: string): never {
   console.error(`bench: error: ${message}`);
@@ -57,7 +66,10 @@ const CALLS = count("--calls", 1000);
 const SPAWNS = count("--spawns", 10);
 const SESSIONS = count("--sessions", 32);
 const CALLS_EACH = 50;
+const baselineArg = value("--baseline");
+const baseline = baselineArg && path.resolve(baselineArg);
 if (!existsSync(hermit)) usage(`${hermit} is missing; build it first with 'deno task build'`);
+if (baseline && !existsSync(baseline)) usage(`--baseline: ${baseline} does not exist`);
 
 const work = mkdtempSync(path.join(os.tmpdir(), "hermit-bench-"));
 process.env.HERMIT_HOME = path.join(work, "state"); // hermit's schema cache for this run only
@@ -76,101 +88,147 @@ function adapter(name: string, extra: string): string {
 }
 
 const ratio = (x: number, reference: number) => `×${(x / reference).toFixed(2)}`;
+const all = () => true;
+const sum = (procs: ProcMem[], which: (p: ProcMem) => boolean = all, of: "rss" | "pss" = "rss") =>
+  procs.filter(which).reduce((a, p) => a + p[of], 0);
 
-async function chainSection(sessionAdapter: string, standaloneAdapter: string) {
-  const rows = await chains({
-    hermit,
-    everything,
-    sessionAdapter,
-    standaloneAdapter,
-    root,
-    work,
-    calls: CALLS,
-  });
-  const direct = rows[0].stats.p50;
-  console.log(`## Per call: server-everything \`echo\`, ${CALLS} sequential calls\n`);
+function pathsSection(rows: PathRow[]): void {
+  const direct = rows[0];
+  console.log(`## One session per path: server-everything \`echo\`, ${CALLS} sequential calls\n`);
   console.log(
-    table(
-      ["chain", "p50 µs", "p99 µs", "calls/s", "vs direct (p50)", "processes", "RSS MiB"],
-      rows.map((r) => [
-        r.label,
-        r.stats.p50,
-        r.stats.p99,
-        r.stats.perSecond,
-        r === rows[0] ? "—" : ratio(r.stats.p50, direct),
-        r.processes,
-        r.rssMiB,
-      ]),
-    ),
-  );
-}
-
-async function spawnSection(sessionAdapter: string, lazyAdapter: string) {
-  const measure = async (label: string, cmd: string, args: string[]) => {
-    const runs: number[] = [];
-    for (let i = 0; i < SPAWNS; i++) runs.push(await spawnToList(cmd, args, {}, work));
-    return { label, ms: median(runs), min: Math.min(...runs), max: Math.max(...runs) };
-  };
-  await spawnToList(hermit, ["serve", lazyAdapter], {}, work); // warms the schema cache
-  const rows = [
-    await measure("the server alone (node)", "node", [everything]),
-    await measure("hermit serve → server (eager)", hermit, ["serve", sessionAdapter]),
-    await measure("hermit serve, lazy: true, warm schema cache", hermit, ["serve", lazyAdapter]),
-    await measure("hermit serve, command tools only (examples/notes)", hermit, ["serve", notes]),
-  ];
-  console.log(`\n## Spawn to first tools/list (median of ${SPAWNS})\n`);
-  console.log(
-    "Peers (mcp-remote, supergateway) appear only in the per-call table: each is one half of a\n" +
-      "relay chain, not a server a host spawns on its own.\n",
+    '"ready": spawn to the first `tools/list` answer (median of ' + SPAWNS +
+      "), with the relay's service and\n" +
+      'supergateway already running. "per session": what one more session adds (hermit serve and its\n' +
+      "watchdog; a relay; an mcp-remote), the upstream and shared backends not included. PSS counts\n" +
+      "a page shared between processes (the runtime's code, mapped by every hermit) once across them.\n",
   );
   console.log(table(
-    ["server", "median ms", "min", "max", "vs the server alone"],
-    rows.map((r) => [r.label, r.ms, r.min, r.max, r === rows[0] ? "—" : ratio(r.ms, rows[0].ms)]),
+    [
+      "path",
+      "ready ms",
+      "p50 µs",
+      "p99 µs",
+      "calls/s",
+      "p50 vs direct",
+      "added p50 µs",
+      "processes",
+      "RSS MiB",
+      "per session RSS MiB",
+      "per session PSS MiB",
+    ],
+    rows.map((r) => [
+      r.label,
+      r.readyMs,
+      r.stats.p50,
+      r.stats.p99,
+      r.stats.perSecond,
+      r === direct ? "—" : ratio(r.stats.p50, direct.stats.p50),
+      r === direct ? "—" : r.stats.p50 - direct.stats.p50,
+      r.procs.length,
+      sum(r.procs),
+      r === direct ? "—" : sum(r.procs, r.perSession),
+      r === direct ? "—" : sum(r.procs, r.perSession, "pss"),
+    ]),
   ));
+  console.log("\nEvery process of each path, after the calls:\n");
+  console.log(table(
+    ["path", "process", "RSS MiB", "peak MiB", "PSS MiB"],
+    rows.flatMap((r) => r.procs.map((p) => [r.label, p.role, p.rss, p.peak, p.pss])),
+  ));
+  const find = (label: string) => rows.find((r) => r.label === label);
+  const serve = find("client → `hermit serve` → server");
+  const serveBase = find("client → `hermit serve` → server (baseline)");
+  const relay = find("client → hermit relay → warm hermit service → server");
+  const remote = find("client → mcp-remote → warm supergateway → server");
+  const lines: string[] = [];
+  if (serve && serveBase) {
+    lines.push(
+      `\`hermit serve\`'s own memory: ${fmt(sum(serve.procs, serve.perSession))} MiB vs ${
+        fmt(sum(serveBase.procs, serveBase.perSession))
+      } MiB for the baseline (${
+        ratio(sum(serve.procs, serve.perSession), sum(serveBase.procs, serveBase.perSession))
+      }); added p50 ${fmt(serve.stats.p50 - direct.stats.p50)} µs vs ${
+        fmt(serveBase.stats.p50 - direct.stats.p50)
+      } µs.`,
+    );
+  }
+  if (relay && remote) {
+    lines.push(
+      `A relay: ${fmt(sum(relay.procs, relay.perSession))} MiB, ${
+        ratio(sum(relay.procs, relay.perSession), sum(remote.procs, remote.perSession))
+      } of an mcp-remote.`,
+    );
+  }
+  if (relay && serve) {
+    lines.push(
+      `Per call, the relay chain adds ${fmt(relay.stats.p50 - direct.stats.p50)} µs at the median, ${
+        ratio(relay.stats.p50 - direct.stats.p50, serve.stats.p50 - direct.stats.p50)
+      } what \`hermit serve\` adds.`,
+    );
+  }
+  if (lines.length) console.log("\n" + lines.join("\n"));
 }
 
-async function sessionsSection(sessionAdapter: string, standaloneAdapter: string) {
-  const rows = await sessions({
-    hermit,
-    everything,
-    sessionAdapter,
-    standaloneAdapter,
-    n: SESSIONS,
-    callsEach: CALLS_EACH,
-  });
-  const alone = rows[rows.length - 1];
+function startupSection(r: Awaited<ReturnType<typeof startup>>): void {
+  console.log(`\n## Start-up (median of ${SPAWNS}; \`--version\` of at least 20)\n`);
+  console.log(table(
+    ["what", "median ms", "min", "max", "peak RSS MiB"],
+    r.rows.map((x) => [x.label, x.ms, x.min, x.max, x.peakMiB ?? "—"]),
+  ));
+  console.log(
+    "\nBinary size: " +
+      r.sizes.map((s) => `${s.label} ${s.bytes} bytes (${fmt(s.bytes / 1048576)} MiB)`).join("; ") +
+      ".",
+  );
+}
+
+function sessionsSection(rows: SessionsRow[]): void {
+  const peer = rows[1];
   console.log(`\n## ${SESSIONS} sessions calling at once (${CALLS_EACH} calls each)\n`);
   console.log(
-    '"vs alone": against the last row, the server alone. "all connected": from nothing running to\n' +
-      "every session initialized, the shared service's start-up included. Peers (mcp-remote,\n" +
-      "supergateway) appear only in the per-call table.\n",
+    '"all connected": from nothing running to every session initialized, the shared backend\'s\n' +
+      'start-up included. "vs supergateway": against the second row, the peers\' shared gateway.\n',
   );
-  console.log(
-    table(
-      [
-        "setup",
-        "processes",
-        "RSS MiB",
-        "RSS vs alone",
-        "calls/s",
-        "calls/s vs alone",
-        "p50 µs",
-        "p99 µs",
-        "all connected in ms",
-      ],
-      rows.map((r) => [
-        r.label,
-        r.processes,
-        r.rssMiB,
-        r === alone ? "—" : ratio(r.rssMiB, alone.rssMiB),
-        r.perSecond,
-        r === alone ? "—" : ratio(r.perSecond, alone.perSecond),
-        r.p50,
-        r.p99,
-        r.startMs,
-      ]),
-    ),
-  );
+  console.log(table(
+    [
+      "setup",
+      "connected",
+      "processes",
+      "RSS MiB",
+      "PSS MiB",
+      "calls/s",
+      "calls/s vs supergateway",
+      "p50 ms",
+      "p99 ms",
+      "p99/p50",
+      "all connected s",
+    ],
+    rows.map((r) => [
+      r.label,
+      `${r.connected}/${SESSIONS}`,
+      r.procs.length,
+      sum(r.procs),
+      sum(r.procs, all, "pss"),
+      r.perSecond,
+      r === peer ? "—" : ratio(r.perSecond, peer.perSecond),
+      r.p50 / 1000,
+      r.p99 / 1000,
+      (r.p99 / r.p50).toFixed(1),
+      r.startMs / 1000,
+    ]),
+  ));
+  console.log("\nMemory by process kind:\n");
+  console.log(table(
+    ["setup", "process", "count", "RSS MiB (all)", "RSS MiB (median one)", "PSS MiB (all)"],
+    rows.flatMap((r) => {
+      const kinds = [...new Set(r.procs.map((p) => p.role))];
+      return kinds.map((k) => {
+        const of = r.procs.filter((p) => p.role === k);
+        const rss = of.map((p) => p.rss).sort((a, b) => a - b);
+        return [r.label, k, of.length, sum(of), rss[Math.floor(rss.length / 2)], sum(of, all, "pss")];
+      });
+    }),
+  ));
 }
 
 let failed = false;
@@ -181,17 +239,27 @@ try {
     "standalone",
     "serve:\n  lifecycle: standalone\n  host_launch: false\n  instructions: SERVICE.md\n",
   );
+  const ctx: BenchContext = { hermit, root, work, everything, spawns: SPAWNS, adapter };
   console.log(`# hermit benchmark\n`);
   console.log(
     `${new Date().toISOString()} · ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"} · load ${
       os.loadavg().map((l) => l.toFixed(2)).join(" ")
-    }\n`,
+    }${baseline ? ` · baseline: ${baseline}` : ""}\n`,
   );
-  if (only.includes("chain")) await chainSection(sessionAdapter, standaloneAdapter);
-  if (only.includes("spawn")) await spawnSection(sessionAdapter, lazyAdapter);
-  if (only.includes("sessions")) await sessionsSection(sessionAdapter, standaloneAdapter);
-  if (only.includes("sandbox")) {
-    await sandboxSection({ hermit, everything, work, spawns: SPAWNS, calls: CALLS });
+  const common = { hermit, baseline, everything, sessionAdapter, root, work, spawns: SPAWNS };
+  if (only.includes("paths")) {
+    pathsSection(await chains({ ...common, standaloneAdapter, calls: CALLS }));
+  }
+  if (only.includes("startup")) startupSection(await startup({ ...common, lazyAdapter, notes }));
+  if (only.includes("sessions")) {
+    sessionsSection(
+      await sessions({ ...common, standaloneAdapter, n: SESSIONS, callsEach: CALLS_EACH }),
+    );
+  }
+  // The sandbox issue's measurement lives in its own file; this is its place in the run.
+  if (only.includes("sandbox") && existsSync(sandboxModule)) {
+    const mod = await import(sandboxModule) as { sandboxSection(ctx: BenchContext): Promise<string> };
+    console.log("\n" + await mod.sandboxSection(ctx));
   }
 } catch (err) {
   console.error(`bench: error: ${err instanceof Error ? err.message : String(err)}`);

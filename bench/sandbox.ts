@@ -14,15 +14,11 @@ import { contextFrom } from "../src/manifest/interpolate.ts";
 import { NO_SANDBOX_SETTINGS } from "../src/manifest/sandbox.ts";
 import { homeDir, stateDir } from "../src/platform/paths.ts";
 import { resolvePolicy } from "../src/sandbox/policy.ts";
-import { callLatency, fmt, median, spawnToList, stdioClient, table } from "./lib.ts";
+import { type BenchContext, callLatency, fmt, percentile, spawnToList, stdioClient, table } from "./lib.ts";
 
-export interface SandboxBenchOptions {
-  hermit: string;
-  everything: string;
-  work: string;
-  spawns: number;
-  calls: number;
-}
+const median = (xs: number[]) => percentile(xs, 50);
+/** Calls through a confined and an unconfined server, for the per-call comparison. */
+const CALLS = 300;
 
 function adapter(work: string, name: string, server: string, extra = ""): string {
   const dir = path.join(work, name);
@@ -56,7 +52,8 @@ function spawnToExit(
   });
 }
 
-export async function sandboxSection(o: SandboxBenchOptions): Promise<void> {
+/** The section's markdown (`bench/run.ts` prints it). */
+export async function sandboxSection(o: BenchContext): Promise<string> {
   const untrusted = adapter(o.work, "sbx-untrusted", o.everything, "    trust: untrusted\n");
   const full = adapter(o.work, "sbx-full", o.everything);
   const off = adapter(o.work, "sbx-off", o.everything, "    sandbox: off\n");
@@ -105,7 +102,7 @@ export async function sandboxSection(o: SandboxBenchOptions): Promise<void> {
     launched.push(await spawnToExit(o.hermit, ["__sandbox", plan, "/bin/true"], launcherEnv));
   }
 
-  const calls = Math.max(100, Math.floor(o.calls / 5));
+  const calls = CALLS;
   const perCall = async (dir: string) => {
     const c = await stdioClient(o.hermit, ["serve", dir]);
     try {
@@ -119,8 +116,9 @@ export async function sandboxSection(o: SandboxBenchOptions): Promise<void> {
 
   const m = { off: median(runs.off), full: median(runs.full), untrusted: median(runs.untrusted) };
   const plus = (x: number, ref: number) => `${x - ref >= 0 ? "+" : ""}${(x - ref).toFixed(0)} ms`;
-  console.log(`\n## The sandbox's cost (median of ${o.spawns} spawns, alternated)\n`);
-  console.log(table(
+  const out: string[] = [];
+  out.push(`## The sandbox's cost (median of ${o.spawns} spawns, alternated)\n`);
+  out.push(table(
     ["server-everything through `hermit serve`", "spawn → tools/list ms", "min", "max", "vs sandbox: off"],
     [
       ["sandbox: off", m.off, Math.min(...runs.off), Math.max(...runs.off), "—"],
@@ -140,14 +138,15 @@ export async function sandboxSection(o: SandboxBenchOptions): Promise<void> {
       ],
     ],
   ));
-  console.log(
+  out.push(
     `\nThe launcher alone: \`/bin/true\` ${median(bare).toFixed(1)} ms, through \`hermit __sandbox\` ${
       median(launched).toFixed(1)
     } ms (+${(median(launched) - median(bare)).toFixed(1)} ms).`,
   );
-  console.log(
+  out.push(
     `Per call (${calls} \`echo\` calls): unconfined p50 ${fmt(callsOff.p50)} µs, confined p50 ${
       fmt(callsOn.p50)
     } µs.\n`,
   );
+  return out.join("\n");
 }

@@ -1,16 +1,20 @@
 /**
- * Bench section: N host sessions. One hermit service shared by N relays, against N separate
- * `hermit serve` sessions (each with its own upstream) and N separate servers run directly:
- * processes, total RSS, calls per second and p99 with all sessions calling at once, and the time
- * from nothing running to every session connected (the shared service's start-up included).
+ * Bench section: N host sessions calling at once. One hermit service shared by N relays; the
+ * peers' equivalent, N mcp-remote → one supergateway `--stateful`; N separate `hermit serve`
+ * sessions (each with its own upstream); and N separate servers run directly: every process with
+ * its memory, calls per second, p50 and p99 with all sessions calling at once, and the time from
+ * nothing running to every session connected (the shared backend's start-up included).
  */
-import { memoryOf, percentile, stdioClient } from "./lib.ts";
-import { type Background, startService } from "./service.ts";
+import { mkdtempSync } from "node:fs";
+import path from "node:path";
+import { percentile, processesOf, type ProcMem, stdioClient } from "./lib.ts";
+import { type Background, startService, startSupergateway } from "./service.ts";
 
 export interface SessionsRow {
   label: string;
-  processes: number;
-  rssMiB: number;
+  /** Sessions that connected (of the N asked for). */
+  connected: number;
+  procs: ProcMem[];
   perSecond: number;
   p50: number;
   p99: number;
@@ -38,18 +42,29 @@ async function load(
   return { perSecond: times.length / seconds, p50: percentile(times, 50), p99: percentile(times, 99) };
 }
 
-/** `n` sessions of one command, connected at once; if any fails, the others are closed. */
-async function connectAll(n: number, command: string, args: string[]): Promise<Client[]> {
-  const settled = await Promise.allSettled(Array.from({ length: n }, () => stdioClient(command, args)));
+/**
+ * `n` sessions of one command, connected at once. Sessions that fail to connect are counted (and
+ * the first reason told on stderr), not fatal: a row reports how many connected. None connecting
+ * fails the row.
+ */
+async function connectAll(
+  n: number,
+  command: string,
+  args: string[],
+  env: () => Record<string, string> = () => ({}),
+): Promise<Client[]> {
+  const settled = await Promise.allSettled(
+    Array.from({ length: n }, () => stdioClient(command, args, env())),
+  );
   const clients = settled.flatMap((s) => s.status === "fulfilled" ? [s.value] : []);
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
   if (!failed) return clients;
-  await Promise.all(clients.map((c) => c.close()));
-  throw new Error(
-    `${n - clients.length} of ${n} sessions of ${command} ${args.join(" ")} did not connect: ${
-      failed.reason instanceof Error ? failed.reason.message : failed.reason
-    }`,
-  );
+  const why = `${n - clients.length} of ${n} sessions of ${command} ${args.join(" ")} did not connect: ${
+    failed.reason instanceof Error ? failed.reason.message : failed.reason
+  }`;
+  if (clients.length === 0) throw new Error(why);
+  console.error(`bench: ${why}`);
+  return clients;
 }
 
 async function run(
@@ -57,33 +72,32 @@ async function run(
   start: () => Promise<Client[]>,
   extraPids: () => number[],
   callsEach: number,
+  roles: (clients: Client[]) => Map<number, string> = () => new Map(),
 ): Promise<SessionsRow> {
   const t0 = performance.now();
   const clients = await start();
   const startMs = performance.now() - t0;
   try {
     const r = await load(clients, callsEach);
-    const pids = [...clients.map((c) => c.pid), ...extraPids()];
-    const mem = pids.map((p) => memoryOf(p, true));
-    return {
-      label,
-      processes: mem.reduce((a, m) => a + m.processes, 0),
-      rssMiB: mem.reduce((a, m) => a + m.rss, 0),
-      startMs,
-      ...r,
-    };
+    const procs = processesOf([...clients.map((c) => c.pid), ...extraPids()], roles(clients));
+    return { label, connected: clients.length, procs, startMs, ...r };
   } finally {
     await Promise.all(clients.map((c) => c.close()));
   }
 }
 
-/** Rows in order: the shared service, N × hermit serve, N × the server alone (the reference). */
+/**
+ * Rows in order: the shared hermit service, the peers' shared gateway, N × hermit serve, N × the
+ * server alone (the reference).
+ */
 export async function sessions(
   opts: {
     hermit: string;
     everything: string;
     sessionAdapter: string;
     standaloneAdapter: string;
+    root: string;
+    work: string;
     n: number;
     callsEach: number;
   },
@@ -100,10 +114,36 @@ export async function sessions(
         },
         () => [svc!.pid],
         opts.callsEach,
+        (clients) => new Map(clients.map((c) => [c.pid, "hermit relay"])),
       ),
     );
   } finally {
     await svc?.stop();
+  }
+  let gw: Background | undefined;
+  try {
+    const proxy = path.join(opts.root, "node_modules", "mcp-remote", "dist", "proxy.js");
+    rows.push(
+      await run(
+        `${opts.n} mcp-remote → one supergateway --stateful`,
+        async () => {
+          gw = await startSupergateway(opts.root, opts.everything);
+          return await connectAll(
+            opts.n,
+            "node",
+            [proxy, gw.url, "--transport", "http-only", "--silent"],
+            () => {
+              const home = mkdtempSync(path.join(opts.work, "mcp-remote-"));
+              return { HOME: home, MCP_REMOTE_CONFIG_DIR: home };
+            },
+          );
+        },
+        () => [gw!.pid],
+        opts.callsEach,
+      ),
+    );
+  } finally {
+    await gw?.stop();
   }
   rows.push(
     await run(

@@ -1,7 +1,7 @@
 /**
  * Exit codes and the error type that carries one. Domain code throws `HermitError`;
- * `src/cli/app.ts` turns it into one `error: …` line on stderr and an exit code, and only
- * `src/main.ts` exits. Also how any thrown
+ * `errorReport` turns it into one `error: …` line on stderr and an exit code (for the command-line
+ * app and for main.ts's `serve` fast path), and only `src/main.ts` exits. Also how any thrown
  * value becomes a message (`messageOf`, and `mcpMessageOf` for errors from the MCP SDK).
  */
 
@@ -39,4 +39,12 @@ export function messageOf(err: unknown): string {
 /** The message of an error from the MCP SDK without the `MCP error -N: ` prefixes it adds. */
 export function mcpMessageOf(err: unknown): string {
   return messageOf(err).replace(/^(MCP error -?\d+: )+/, "");
+}
+
+/** How a thrown value is reported: the `error: …` lines for stderr, and the exit code. Pure. */
+export function errorReport(err: unknown): { text: string; code: ExitCode } {
+  if (err instanceof HermitError) {
+    return { text: err.message.split("\n").map((line) => `error: ${line}\n`).join(""), code: err.exitCode };
+  }
+  return { text: `error: unexpected: ${messageOf(err)}\n`, code: Exit.unexpected };
 }

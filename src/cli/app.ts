@@ -4,7 +4,7 @@
  * does the exiting.
  */
 import { Command, CommanderError } from "@commander-js/extra-typings";
-import { HermitError, messageOf } from "../errors.ts";
+import { errorReport, HermitError, messageOf } from "../errors.ts";
 import { log } from "../log.ts";
 import { VERSION } from "../version.ts";
 import { registerAdd } from "./add.ts";
@@ -117,11 +117,10 @@ function exitCodeFor(err: unknown): number {
     if (err.exitCode !== 0 && err.code !== "commander.help") writeErr(`${commanderMessage(err)}\n`);
     return err.exitCode === 0 ? 0 : 2;
   }
-  if (err instanceof HermitError) {
-    for (const line of err.message.split("\n")) writeErr(`error: ${line}\n`);
-    return err.exitCode;
+  const { text, code } = errorReport(err);
+  writeErr(text);
+  if (!(err instanceof HermitError) && log.enabled("debug") && err instanceof Error && err.stack) {
+    writeErr(err.stack + "\n");
   }
-  writeErr(`error: unexpected: ${messageOf(err)}\n`);
-  if (log.enabled("debug") && err instanceof Error && err.stack) writeErr(err.stack + "\n");
-  return 1;
+  return code;
 }

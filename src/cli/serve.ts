@@ -14,6 +14,7 @@ import { readToken } from "../service/access.ts";
 import type { SetExit } from "./app.ts";
 import { examples } from "./help.ts";
 import { writeErr, writeOut } from "./output.ts";
+import { serveAdapter } from "./serve_adapter.ts";
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 const port = (v: string) => {
@@ -126,11 +127,6 @@ export function registerServe(program: Command, setExit: SetExit): void {
         const { relayTo } = await import("../relay/targets.ts");
         return setExit(await relayTo(manifest, opts.serveUrl, token));
       }
-      if (manifest.serve.lifecycle === "standalone") {
-        const { relayToLocal } = await import("../relay/targets.ts");
-        return setExit(await relayToLocal(manifest, opts.warmStart !== false));
-      }
-      const { serveStdio } = await import("../mcp/session.ts");
-      setExit(await serveStdio(manifest));
+      setExit(await serveAdapter(manifest, opts.warmStart !== false));
     });
 }

@@ -19,8 +19,16 @@ export function trackInFlight(transport: Transport): InFlight {
   const open = new Set<RequestId>();
   const waiters = new Set<() => void>();
   const onmessage = transport.onmessage;
+  const settle = (id: RequestId) => {
+    if (open.delete(id) && open.size === 0) { for (const w of waiters) w(); }
+  };
   transport.onmessage = (message: JSONRPCMessage, extra?: unknown) => {
     if ("method" in message && "id" in message) open.add(message.id);
+    // a cancelled request gets no answer (the spec's rule): nothing is left to wait for
+    if ("method" in message && message.method === "notifications/cancelled") {
+      const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
+      if (id !== undefined) settle(id);
+    }
     (onmessage as (m: JSONRPCMessage, e?: unknown) => void)?.(message, extra);
   };
   const send = transport.send.bind(transport);
@@ -28,12 +36,7 @@ export function trackInFlight(transport: Transport): InFlight {
     try {
       await send(message, options);
     } finally {
-      if (
-        !("method" in message) && "id" in message && message.id !== undefined && open.delete(message.id) &&
-        open.size === 0
-      ) {
-        for (const w of waiters) w();
-      }
+      if (!("method" in message) && "id" in message && message.id !== undefined) settle(message.id);
     }
   };
   return {

@@ -8,6 +8,7 @@
 import { closeSync, openSync } from "node:fs";
 import process from "node:process";
 import { tryPidfileLock } from "./pidfile_lock.ts";
+import { libc } from "./libc.ts";
 import { runtime } from "./runtime.ts";
 
 export interface FileLock {
@@ -25,34 +26,6 @@ const g = globalThis as unknown as {
   Deno?: { openSync(p: string, o: { read: boolean; write: boolean; create: boolean }): DenoFile };
 };
 
-type Flock = (fd: number, op: number) => number;
-let bunFlock: Flock | null | undefined;
-
-async function loadBunFlock(): Promise<Flock | null> {
-  if (bunFlock !== undefined) return bunFlock;
-  bunFlock = null;
-  if (runtime !== "bun" || process.platform === "win32") return null;
-  const spec = "bun:ffi";
-  try {
-    const ffi = await import(spec) as {
-      dlopen(
-        lib: string,
-        s: Record<string, { args: string[]; returns: string }>,
-      ): { symbols: { flock: Flock } };
-    };
-    const candidates = process.platform === "darwin"
-      ? ["/usr/lib/libSystem.B.dylib", "libc.dylib"]
-      : ["libc.so.6", "libc.so", "/lib/ld-musl-x86_64.so.1", "/lib/ld-musl-aarch64.so.1"];
-    for (const lib of candidates) {
-      try {
-        bunFlock = ffi.dlopen(lib, { flock: { args: ["i32", "i32"], returns: "i32" } }).symbols.flock;
-        return bunFlock;
-      } catch { /* try the next name */ }
-    }
-  } catch { /* no ffi */ }
-  return null;
-}
-
 const LOCK_EX = 2;
 const LOCK_NB = 4;
 const LOCK_UN = 8;
@@ -67,7 +40,7 @@ export async function tryLock(path: string): Promise<FileLock | undefined> {
     file.close();
     return undefined;
   }
-  const flock = await loadBunFlock();
+  const flock = runtime === "bun" ? libc()?.flock : undefined;
   if (flock) {
     const fd = openSync(path, "a+");
     if (flock(fd, LOCK_EX | LOCK_NB) === 0) {

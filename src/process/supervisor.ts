@@ -1,22 +1,54 @@
 /**
  * The link between a running hermit and its watchdog: on the first child group it starts one
- * `hermit watchdog --ppid <us> --supervise` in its own session and tells it about every group
- * that starts or ends. If hermit is killed outright, the watchdog sees EOF on its stdin and reaps
- * every group still registered (on Windows: every process tree, grandchildren included). If the
- * watchdog dies, the next change starts a new one and replays the live groups.
+ * watchdog supervisor in its own session and tells it about every group that starts or ends. If
+ * hermit is killed outright, the watchdog sees EOF on its stdin and reaps every group still
+ * registered (on Windows: every process tree, grandchildren included). Where `/bin/sh` exists
+ * (POSIX) the watchdog is the sh script of `watchdog_sh.ts` (about 1 MiB); elsewhere, or if sh
+ * cannot be started, it is `hermit watchdog --ppid <us> --supervise`. If the watchdog dies, a new
+ * one is started (at once while groups run, at most once a second) and given the live groups.
+ * Enabling the watchdog also keeps escapes (daemons that leave their group) in reach: see
+ * `trackEscapes` in `group.ts`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { accessSync, constants } from "node:fs";
 import process from "node:process";
 import { log } from "../log.ts";
 import { selfCommand } from "../platform/runtime.ts";
-import { activeGroups, onGroupChange } from "./group.ts";
+import { activeGroups, DEFAULT_GRACE_MS, noteRuntimeChild, onGroupChange, trackEscapes } from "./group.ts";
+import { shWatchdogArgv, type ShWatchdogLog } from "./watchdog_sh.ts";
+
+const SH = "/bin/sh";
+const RESTART_MS = 1000;
 
 let watchdog: ChildProcess | undefined;
 let unsubscribe: (() => void) | undefined;
+let shUsable = process.platform !== "win32" && process.env.HERMIT_WATCHDOG !== "hermit";
+let restartTimer: ReturnType<typeof setTimeout> | undefined;
+let lastStart = 0;
+
+function canRun(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The sh watchdog where sh runs, else hermit's own. */
+function watchdogArgv(): string[] {
+  if (shUsable && canRun(SH)) {
+    const level: ShWatchdogLog = log.enabled("debug") ? "debug" : log.enabled("warn") ? "warn" : "silent";
+    return shWatchdogArgv(SH, process.pid, DEFAULT_GRACE_MS, level);
+  }
+  const [cmd, ...pre] = selfCommand();
+  return [cmd, ...pre, "watchdog", "--ppid", String(process.pid), "--supervise"];
+}
 
 function start(): ChildProcess {
-  const [cmd, ...pre] = selfCommand();
-  const child = spawn(cmd, [...pre, "watchdog", "--ppid", String(process.pid), "--supervise"], {
+  lastStart = Date.now();
+  const [cmd, ...args] = watchdogArgv();
+  const child = spawn(cmd, args, {
     // Own session on POSIX. On Windows, outside the kill-on-close job object the runtime (libuv)
     // puts children in: that job ends hermit's direct children with it, but not their children,
     // and the watchdog must outlive hermit to end those.
@@ -25,13 +57,24 @@ function start(): ChildProcess {
     env: process.env as Record<string, string>,
     windowsHide: true,
   });
-  child.on(
-    "error",
-    (err) => log.warn(`cannot start the watchdog (${err.message}); children may outlive a killed hermit`),
-  );
+  if (child.pid !== undefined) noteRuntimeChild(child.pid, true);
+  child.on("error", (err) => {
+    if (child.pid !== undefined) return; // a failed write or kill, not a failed start
+    if (watchdog === child) watchdog = undefined;
+    if (cmd !== SH) {
+      log.warn(`cannot start the watchdog (${err.message}); children may outlive a killed hermit`);
+      return;
+    }
+    shUsable = false; // hermit's own from now on
+    log.debug(`cannot start ${SH} as the watchdog (${err.message}); starting hermit's own`);
+    if (unsubscribe && !watchdog && activeGroups().length > 0) watchdog = start();
+  });
   child.stdin?.on("error", () => {/* the watchdog went away; the exit handler restarts it */});
   child.once("exit", () => {
-    if (watchdog === child) watchdog = undefined;
+    if (child.pid !== undefined) noteRuntimeChild(child.pid, false);
+    if (watchdog !== child) return;
+    watchdog = undefined;
+    if (unsubscribe && activeGroups().length > 0) scheduleRestart();
   });
   child.unref();
   (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
@@ -39,9 +82,20 @@ function start(): ChildProcess {
   return child;
 }
 
-/** Start watching: every group spawned from now on is registered with the watchdog. */
+/** A watchdog that died while groups run is replaced, at most once every RESTART_MS. */
+function scheduleRestart(): void {
+  if (restartTimer) return;
+  restartTimer = setTimeout(() => {
+    restartTimer = undefined;
+    if (unsubscribe && !watchdog && activeGroups().length > 0) watchdog = start();
+  }, Math.max(0, lastStart + RESTART_MS - Date.now()));
+  (restartTimer as { unref?: () => void }).unref?.();
+}
+
+/** Start watching: every group spawned from now on (and every escape) is registered. */
 export function enableWatchdog(): void {
   if (unsubscribe) return;
+  trackEscapes();
   unsubscribe = onGroupChange((event, pgid) => {
     if (event === "add" && !watchdog) {
       watchdog = start(); // replays every active group, this one included
@@ -58,6 +112,8 @@ export function enableWatchdog(): void {
 export function disableWatchdog(): Promise<void> {
   unsubscribe?.();
   unsubscribe = undefined;
+  clearTimeout(restartTimer);
+  restartTimer = undefined;
   const w = watchdog;
   watchdog = undefined;
   if (!w?.stdin || w.stdin.destroyed) return Promise.resolve();

@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import process from "node:process";
-import { libc } from "../platform/libc.ts";
+import { libc } from "../platform/syscalls.ts";
 import { compiled } from "../platform/runtime.ts";
 import type { Capabilities } from "./enforcement.ts";
 

@@ -29,7 +29,6 @@ import type { LaunchPlan } from "./launcher.ts";
 import { type Entry, managerOf, type Policy, type PolicyContext, resolvePolicy } from "./policy.ts";
 import { EgressProxy } from "./proxy.ts";
 import { seatbeltProfile } from "./seatbelt.ts";
-import { becomeSubreaper, stopStrays } from "./reaper.ts";
 import { recordServed } from "./served.ts";
 import { OFFLINE_ENV, proxyEnv, type SpawnRequest, throughLauncher, throughSeatbelt } from "./spawn.ts";
 
@@ -187,14 +186,11 @@ export class SandboxHost {
         launcherEnv: [],
       };
       log.debug(`${entry.label}: sandbox plan ${JSON.stringify(plan)}`);
-      becomeSubreaper();
       const launched = await throughLauncher(plan, { ...req, env }, stdio);
       group = launched.group;
       const report = launched.report;
-      void group.exited.then(() => {
-        stopStrays(); // a daemon it left behind with setsid
-        this.#dropTmp(tmpDir);
-      });
+      // a daemon it leaves behind with setsid is an escape the process layer follows (process/escapes.ts)
+      void group.exited.then(() => this.#dropTmp(tmpDir));
       this.#learn(report.caps);
       const actual = enforcement(policy, report.caps);
       if (report.refused) {
@@ -241,7 +237,6 @@ export class SandboxHost {
   async close(): Promise<void> {
     await Promise.all([...this.#proxies.values()].map((p) => p.close()));
     this.#proxies.clear();
-    stopStrays();
     for (const d of this.#tmpDirs) this.#dropTmp(d);
   }
 

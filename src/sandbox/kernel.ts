@@ -1,11 +1,11 @@
 /**
  * The Linux calls the sandbox launcher makes on its own thread, each through raw syscalls
- * (`platform/libc.ts`) and each synchronous: entering the namespaces, covering protected paths
+ * (`platform/syscalls.ts`) and each synchronous: entering the namespaces, covering protected paths
  * with mounts, dropping privileges, Landlock and seccomp. `launcher.ts` decides the order.
  */
 import { readdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import process from "node:process";
-import { AT_FDCWD, cString, type Libc, O_CLOEXEC, O_FLAGS, O_PATH } from "../platform/libc.ts";
+import { AT_FDCWD, cString, type Libc, O_CLOEXEC, O_FLAGS, O_PATH } from "../platform/syscalls.ts";
 import {
   type Entry,
   type FsRule,

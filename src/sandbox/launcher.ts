@@ -19,7 +19,7 @@
  */
 import { readdirSync, writeFileSync } from "node:fs";
 import process from "node:process";
-import { cString, type Libc, libc } from "../platform/libc.ts";
+import { cString, type Libc, libc } from "../platform/syscalls.ts";
 import { type Capabilities, enforcement } from "./enforcement.ts";
 import {
   applyLandlock,

@@ -83,7 +83,10 @@ describe(
     };
 
     it("the quoting trick itself is refused by screening now, before anything starts", async () => {
-      const r = await runHermit(["check", adapter("trick-quoted", "untrusted", TRICK), "--static"], { cwd: ws, env });
+      const r = await runHermit(["check", adapter("trick-quoted", "untrusted", TRICK), "--static"], {
+        cwd: ws,
+        env,
+      });
       assert.equal(r.code, 4, r.stdout + r.stderr);
       assert.match(r.stdout, /refused: mcp_servers\.trick: sh payload has network egress \('curl'\)/);
       assert.equal(payload.count(), 0);

@@ -11,7 +11,15 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { flavors, hermitArgv } from "../helpers/hermit.ts";
-import { alive, cmdline, descendants, groupMembers, readUntil, Reaper, waitFor } from "../helpers/procs.ts";
+import {
+  alive,
+  cmdline,
+  descendants,
+  groupMembers,
+  Reaper,
+  sleepingGroup,
+  waitFor,
+} from "../helpers/procs.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const reaper = new Reaper();
@@ -24,21 +32,8 @@ after(async () => {
 /** For a loaded machine. */
 const SLACK_MS = 2000;
 
-/** A group of its own that the test owns: a sh -c wrapper and two sleeps, optionally TERM-proof. */
-async function group(ignoreTerm = false): Promise<number> {
-  const trap = ignoreTerm ? "trap '' TERM; " : "";
-  const child = spawn("sh", ["-c", `${trap}sleep 1000 & sleep 1000 & echo ready; wait`], {
-    detached: true,
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  reaper.track(child.pid);
-  reaper.trackGroup(child.pid);
-  await readUntil(child.stdout!, "ready");
-  child.stdout!.destroy();
-  child.unref();
-  assert.equal(groupMembers(child.pid!).length, 3);
-  return child.pid!;
-}
+/** A group of its own that the test owns, optionally TERM-proof. */
+const group = (ignoreTerm = false) => sleepingGroup(reaper, ignoreTerm);
 
 /** With debug logging the supervisor says which groups it watches (so tests need not guess). */
 const debugEnv = { ...process.env, HERMIT_LOG: "debug" };

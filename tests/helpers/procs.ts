@@ -3,7 +3,7 @@
  * (trees, groups, command lines and environments), and cleanup of every process a test started (by
  * pid), so runs can repeat and overlap.
  */
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 import type { RunResult } from "./hermit.ts";
@@ -44,6 +44,16 @@ export interface Stat {
   pgid: number;
   /** Session id. */
   sid: number;
+}
+
+/** When `pid` started (clock ticks since boot), or undefined when there is no such process. */
+function startTime(pid: number): string | undefined {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return s.slice(s.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
 }
 
 /** One process's /proc/PID/stat, or undefined when there is no such process. */
@@ -188,13 +198,14 @@ export function collect(
 
 /**
  * Remembers pids (and their descendants at cleanup time) and process groups, and kills them all
- * at the end.
+ * at the end; a tracked pid that has since been reused by another process is left alone.
  */
 export class Reaper {
-  #pids = new Set<number>();
+  /** pid → its start time when tracked, so a pid reused by then is left alone. */
+  #pids = new Map<number, string | undefined>();
   #groups = new Set<number>();
   track(pid: number | undefined): void {
-    if (pid) this.#pids.add(pid);
+    if (pid && !this.#pids.has(pid)) this.#pids.set(pid, startTime(pid));
   }
   /** Also kill every process left in group `pgid` (orphans that are no one's descendants). */
   trackGroup(pgid: number | undefined): void {
@@ -203,7 +214,8 @@ export class Reaper {
   /** Kill every tracked process, its descendants and tracked groups, and wait until they are gone. */
   async reap(): Promise<void> {
     const all = new Set<number>();
-    for (const pid of this.#pids) {
+    for (const [pid, start] of this.#pids) {
+      if (startTime(pid) !== start) continue; // gone, or someone else's now
       all.add(pid);
       for (const d of descendants(pid)) all.add(d);
     }
@@ -222,4 +234,25 @@ export class Reaper {
     this.#pids.clear();
     this.#groups.clear();
   }
+}
+
+/**
+ * A process group of its own that the test owns (tracked by `reaper`): a sh -c wrapper and two
+ * sleeps, optionally ignoring SIGTERM; resolves with its id once all three run.
+ */
+export async function sleepingGroup(reaper: Reaper, ignoreTerm = false): Promise<number> {
+  const trap = ignoreTerm ? "trap '' TERM; " : "";
+  const child = spawn("sh", ["-c", `${trap}sleep 1000 & sleep 1000 & echo ready; wait`], {
+    detached: true,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  reaper.track(child.pid);
+  reaper.trackGroup(child.pid);
+  await readUntil(child.stdout!, "ready");
+  child.stdout!.destroy();
+  child.unref();
+  await waitFor(() => groupMembers(child.pid!).length === 3, {
+    what: `three processes in group ${child.pid}`,
+  });
+  return child.pid!;
 }

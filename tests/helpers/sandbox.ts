@@ -6,7 +6,7 @@
 import { spawnSync } from "node:child_process";
 import dgram from "node:dgram";
 import net from "node:net";
-import { libc } from "../../src/platform/libc.ts";
+import { libc } from "../../src/platform/syscalls.ts";
 import { requirements } from "./rootfs.ts";
 
 export function landlockAbi(): number {

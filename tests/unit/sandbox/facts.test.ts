@@ -1,14 +1,12 @@
 /**
  * The small pure pieces around the sandbox: the default secrets (and the variables that move
- * them), glob expansion, when user namespaces are off, the record of served adapters, and which
- * adopted processes are strays to stop.
+ * them), glob expansion, when user namespaces are off, and the record of served adapters.
  */
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { usernsBlocked } from "../../../src/sandbox/facts.ts";
-import { type ProcInfo, strays } from "../../../src/sandbox/reaper.ts";
 import { defaultSecrets, expandGlob } from "../../../src/sandbox/secrets.ts";
 import { parseServed, recordServed, servedFile } from "../../../src/sandbox/served.ts";
 import { tempDir } from "../../helpers/tmp.ts";
@@ -114,33 +112,5 @@ describe("served adapters", () => {
     } finally {
       tmp.cleanup();
     }
-  });
-});
-
-describe("strays", () => {
-  const p = (pid: number, over: Partial<ProcInfo> = {}): ProcInfo => ({
-    pid,
-    ppid: 100,
-    pgid: pid,
-    state: "S",
-    nnp: true,
-    cmdline: "sleep 300",
-    ...over,
-  });
-
-  it("are confined children hermit adopted, outside every group it tracks", () => {
-    const procs = [
-      p(1), // a setsid daemon from a confined child
-      p(2, { pgid: 50 }), // a member of a tracked group
-      p(3, { nnp: false, cmdline: "hermit watchdog --ppid 100 --supervise" }), // the watchdog
-      p(4, { ppid: 1 }), // not ours
-      p(5, { state: "Z" }), // a stray that exited: still to be reaped
-    ];
-    assert.deepEqual(strays({ pid: 100, nnp: false }, procs, new Set([50])).map((x) => x.pid), [1, 5]);
-  });
-
-  it("inside a no-new-privileges container, the watchdog is told apart by its command line", () => {
-    const procs = [p(3, { cmdline: "/bin/hermit watchdog --ppid 100 --supervise" }), p(6)];
-    assert.deepEqual(strays({ pid: 100, nnp: true }, procs, new Set()).map((x) => x.pid), [6]);
   });
 });

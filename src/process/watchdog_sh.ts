@@ -1,0 +1,63 @@
+/**
+ * The watchdog supervisor as a POSIX `sh` script, which `hermit serve` starts instead of a second
+ * copy of itself wherever `/bin/sh` exists (every Linux and macOS): it costs a shell (about 1 MiB
+ * resident) instead of a JavaScript runtime (about 40). It speaks the same protocol as
+ * `hermit watchdog --supervise` (`watchdog_run.ts`): `register <pgid>` / `unregister <pgid>` lines
+ * on stdin; on EOF (hermit is gone, or done and has unregistered everything) every registered
+ * group gets SIGTERM, then SIGKILL once the grace period is over. Its rules are the same:
+ *  - a group id must be digits only, above 1, and neither the watchdog's own id nor its parent's;
+ *    anything else is ignored, as are unknown lines;
+ *  - a group that was unregistered, or was found empty, is dropped and never signalled again (its
+ *    id may since belong to someone else); every line received prunes the empty ones;
+ *  - SIGPIPE is ignored, so a host that closed its end of stderr cannot stop the reaping;
+ *  - `kill` is probed once for its dialect: dash and bash need `--` before a negative id, busybox
+ *    rejects it.
+ * Unlike the JS watchdog it has no timer: hermit's death reaches it as EOF, which is immediate
+ * (the pipe's write end lives only in hermit), and a signal ends it without reaping (hermit then
+ * starts a new one and hands it the live groups). Kept to POSIX sh (dash, bash, busybox, macOS's
+ * sh); a fractional `sleep` is used when the system's `sleep` takes one, whole seconds otherwise.
+ */
+
+/** The script; its parameters, after `$0` = "watchdog": --ppid N --supervise GRACE_TENTHS LOG. */
+export const SH_WATCHDOG = `set -f; trap '' PIPE
+ppid=$2 grace=$4 level=$5 groups=' ' cr=$(printf '\\r')
+say() { [ "$HERMIT_LOG_TIMESTAMPS" = 1 ] && t="$(date -u +%Y-%m-%dT%H:%M:%SZ) " || t=''
+  printf '%shermit: %s: watchdog: %s\\n' "$t" "$1" "$2" >&2; }
+if kill -s 0 -- $$ 2>/dev/null; then sig() { kill -s "$1" -- "-$2" 2>/dev/null; }
+else sig() { kill -s "$1" "-$2" 2>/dev/null; }; fi
+alive() { sig 0 "$1"; }
+prune() { k=' '; for g in $groups; do alive "$g" && k="$k$g "; done; groups=$k; }
+while IFS= read -r line; do
+  line=\${line%"$cr"}; n=\${line#* }
+  case $n in ''|*[!0-9]*|0*) continue;; esac
+  [ \${#n} -le 10 ] && [ "$n" -gt 1 ] && [ "$n" != $$ ] && [ "$n" != "$ppid" ] || continue
+  prune
+  case $line in
+  "register $n") case $groups in *" $n "*) ;; *) groups="$groups$n "
+    [ "$level" = debug ] && say debug "watching group $n";; esac;;
+  "unregister $n") case $groups in *" $n "*) groups="\${groups%%" $n "*} \${groups#*" $n "}"
+    [ "$level" = debug ] && say debug "no longer watching group $n";; esac;;
+  esac
+done
+prune; set -- $groups
+[ $# -eq 0 ] && exit 0
+[ "$level" = silent ] || say warn "parent $ppid closed the pipe; stopping $# process group(s)"
+for g in $groups; do sig TERM "$g"; done
+t=0
+while [ $t -lt "$grace" ]; do
+  prune; [ "$groups" = ' ' ] && exit 0
+  if sleep 0.1 2>/dev/null; then t=$((t + 1)); else sleep 1; t=$((t + 10)); fi
+done
+prune; for g in $groups; do sig KILL "$g"; done
+exit 0`;
+
+export type ShWatchdogLog = "debug" | "warn" | "silent";
+
+/**
+ * argv of the sh watchdog for parent `ppid`: `sh -c SCRIPT watchdog --ppid N --supervise …`, so
+ * `ps` shows it the way it shows the JS one. Pure.
+ */
+export function shWatchdogArgv(sh: string, ppid: number, graceMs: number, level: ShWatchdogLog): string[] {
+  const tenths = Math.max(0, Math.round(graceMs / 100));
+  return [sh, "-c", SH_WATCHDOG, "watchdog", "--ppid", String(ppid), "--supervise", String(tenths), level];
+}

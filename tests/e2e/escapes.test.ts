@@ -1,0 +1,191 @@
+/**
+ * Daemons a command tool starts with `setsid` (a group and session of their own) do not outlive
+ * what started them: gone after the tool's timeout, after a cancel, when serve exits, and when
+ * serve is killed outright (the watchdog was told about the daemon's group). Each case first
+ * proves the daemon runs (it writes its pid, and /proc shows `sleep 1000` under it). Both
+ * watchdogs keep the promise: the sh one serve starts by default, and hermit's own
+ * (HERMIT_WATCHDOG=hermit, as where no sh exists). Linux: inspects /proc.
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import process from "node:process";
+import path from "node:path";
+import { hermitBin, hermitEnv } from "../helpers/hermit.ts";
+import { alive, allProcesses, cmdline, kill, Reaper, waitFor } from "../helpers/procs.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+/** The default grace (3 s) plus room for a loaded machine. */
+const GONE_WITHIN_MS = 3000 + 5000;
+
+/** A daemon (its own session) that writes its pid to daemon.pid in the tool's cwd, then sleeps. */
+const DAEMON = "setsid sh -c 'echo $$ > daemon.pid.tmp && mv daemon.pid.tmp daemon.pid; exec sleep 1000' &";
+
+/** An adapter of its own per test (its directory is the tools' cwd, where daemon.pid goes). */
+function adapter(dir: string): string {
+  mkdirSync(dir);
+  writeFileSync(
+    path.join(dir, "hermit.yaml"),
+    `name: escapes
+exports:
+  tools: [linger, stay, leave]
+tools:
+  linger:
+    description: starts a daemon, then keeps running past its timeout
+    input: { type: object }
+    run: [sh, -c, "${DAEMON} sleep 60"]
+    timeout: 3
+  stay:
+    description: starts a daemon, then keeps running (a timeout no test waits for)
+    input: { type: object }
+    run: [sh, -c, "${DAEMON} sleep 60"]
+    timeout: 60
+  leave:
+    description: starts a daemon and ends
+    input: { type: object }
+    run: [sh, -c, "${DAEMON} exit 0"]
+    timeout: 30
+`,
+  );
+  return dir;
+}
+
+interface Serve {
+  pid: number;
+  call(tool: string): { id: number; result: Promise<Record<string, unknown>> };
+  send(message: unknown): void;
+  stderr(): string;
+  end(): void;
+  exit: Promise<number | null>;
+}
+
+function serve(dir: string, reaper: Reaper, env: Record<string, string> = {}): Serve {
+  const child = spawn(hermitBin(), ["serve", dir], {
+    cwd: dir,
+    env: hermitEnv({ ...process.env, HERMIT_LOG: "debug", ...env }) as Record<string, string>,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  reaper.track(child.pid);
+  let out = "";
+  let err = "";
+  const waiting = new Map<number, (m: Record<string, unknown>) => void>();
+  child.stdout.setEncoding("utf8").on("data", (d: string) => {
+    out += d;
+    const lines = out.split("\n");
+    out = lines.pop()!;
+    for (const line of lines) {
+      const m = JSON.parse(line);
+      waiting.get(m.id)?.(m);
+    }
+  });
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+  const send = (m: unknown) => child.stdin.write(JSON.stringify(m) + "\n");
+  let id = 0;
+  const request = (method: string, params: unknown) => {
+    const n = ++id;
+    const result = new Promise<Record<string, unknown>>((resolve) => waiting.set(n, resolve));
+    send({ jsonrpc: "2.0", id: n, method, params });
+    return { id: n, result };
+  };
+  request("initialize", {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "escapes", version: "0" },
+  });
+  send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  return {
+    pid: child.pid!,
+    call: (tool) => request("tools/call", { name: tool, arguments: {} }),
+    send,
+    stderr: () => err,
+    end: () => child.stdin.end(),
+    exit: new Promise((resolve) => child.on("exit", (code) => resolve(code))),
+  };
+}
+
+/** The daemon's pid once it runs `sleep 1000` (the proof it started). */
+async function daemonStarted(dir: string, s: Serve, reaper: Reaper): Promise<number> {
+  const file = path.join(dir, "daemon.pid");
+  const pid = await waitFor(() => Number(readFileSync(file, "utf8").trim()) || undefined, {
+    timeoutMs: 30_000,
+    what: () => `the daemon's pid in ${file} (stderr: ${s.stderr()})`,
+  });
+  reaper.track(pid);
+  await waitFor(() => alive(pid) && cmdline(pid) === "sleep 1000", {
+    timeoutMs: 5000,
+    what: `the daemon ${pid} to run sleep 1000 (it runs '${cmdline(pid)}')`,
+  });
+  return pid;
+}
+
+const gone = (pid: number, why: string) =>
+  waitFor(() => !alive(pid), { timeoutMs: GONE_WITHIN_MS, what: `the daemon ${pid} to be gone ${why}` });
+
+function watchdogOf(hermit: number): number | undefined {
+  return allProcesses().find((p) => cmdline(p.pid).includes(`watchdog --ppid ${hermit} --supervise`))?.pid;
+}
+
+describe("setsid daemons of command tools", { timeout: 120_000 }, () => {
+  const tmp = tempDir("hermit-escapes-");
+  const reaper = new Reaper();
+  const dirOf = (name: string) => adapter(path.join(tmp.path, name));
+  after(async () => {
+    await reaper.reap();
+    tmp.cleanup();
+  });
+
+  it("are stopped with the tool when it times out", async () => {
+    const dir = dirOf("timeout");
+    const s = serve(dir, reaper);
+    const call = s.call("linger");
+    const pid = await daemonStarted(dir, s, reaper);
+    const r = await call.result;
+    assert.match(JSON.stringify(r.result), /timed out after 3 s/);
+    await gone(pid, "after the timeout");
+    s.end();
+    assert.equal(await s.exit, 0, s.stderr());
+  });
+
+  it("are stopped with the tool when the call is cancelled", async () => {
+    const dir = dirOf("cancel");
+    const s = serve(dir, reaper);
+    const call = s.call("stay");
+    const pid = await daemonStarted(dir, s, reaper);
+    s.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: call.id } });
+    await gone(pid, "after the cancel");
+    s.end();
+    assert.equal(await s.exit, 0, s.stderr());
+  });
+
+  it("left by a tool that ended are stopped when serve exits", async () => {
+    const dir = dirOf("exit");
+    const s = serve(dir, reaper);
+    const r = await s.call("leave").result;
+    assert.equal((r.result as { isError?: boolean }).isError, undefined, JSON.stringify(r));
+    const pid = await daemonStarted(dir, s, reaper);
+    s.end();
+    assert.equal(await s.exit, 0, s.stderr());
+    assert.ok(!alive(pid), `the daemon ${pid} outlived serve`);
+  });
+
+  for (const watchdog of ["sh", "hermit"] as const) {
+    it(`are taken by the watchdog (${watchdog}) when serve is killed outright`, async () => {
+      const dir = dirOf(`kill-${watchdog}`);
+      const s = serve(dir, reaper, watchdog === "hermit" ? { HERMIT_WATCHDOG: "hermit" } : {});
+      await s.call("leave").result;
+      const pid = await daemonStarted(dir, s, reaper);
+      // the watchdog has the daemon's group (serve looks for escapes every second)
+      await waitFor(() => s.stderr().includes(`watchdog: watching group ${pid}\n`), {
+        timeoutMs: 10_000,
+        what: () => `the watchdog to watch the daemon's group ${pid} (stderr: ${s.stderr()})`,
+      });
+      const wd = watchdogOf(s.pid);
+      assert.ok(wd, "serve runs a watchdog");
+      reaper.track(wd);
+      kill(s.pid, "SIGKILL");
+      await gone(pid, "after kill -9 of serve");
+      await waitFor(() => !alive(wd), { timeoutMs: GONE_WITHIN_MS, what: "the watchdog to exit" });
+    });
+  }
+});

@@ -1,0 +1,96 @@
+/**
+ * What `hermit serve DIR` costs a session, by structure (the memory itself is the bench's to
+ * measure): the watchdog it starts for itself is a shell, not a second hermit; and `serve` loads
+ * only what serving needs: no command-line app (commander), no deploy, host or `init` code. The
+ * second is checked on the sources under Bun, whose module registry lists every module a run
+ * loaded; the binary is split at the same dynamic imports. Linux: inspects /proc.
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { bunPath, examples, hermitBin, hermitEnv, root } from "../helpers/hermit.ts";
+import { allProcesses, cmdline, collect, Reaper, waitFor } from "../helpers/procs.ts";
+import { mcpInput, requirements, responses } from "../helpers/rootfs.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const notes = path.join(examples, "notes");
+
+describe("what serve costs a session", { timeout: 120_000 }, () => {
+  const tmp = tempDir("hermit-lean-");
+  const reaper = new Reaper();
+  after(async () => {
+    await reaper.reap();
+    tmp.cleanup();
+  });
+
+  it("the watchdog serve starts for itself is a shell, not another hermit", async () => {
+    writeFileSync(
+      path.join(tmp.path, "hermit.yaml"),
+      `name: lean\nexports: { tools: [wait] }\ntools:\n  wait:\n    description: waits\n    input: { type: object }\n    run: [sleep, "60"]\n    timeout: 90\n`,
+    );
+    const child = spawn(hermitBin(), ["serve", tmp.path], {
+      env: hermitEnv() as Record<string, string>,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    reaper.track(child.pid);
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+    // a running command tool is a group, and the first group starts the watchdog
+    child.stdin.write(mcpInput([{ method: "tools/call", params: { name: "wait", arguments: {} } }]));
+    const wd = await waitFor(
+      () =>
+        allProcesses().find((p) => cmdline(p.pid).includes(`watchdog --ppid ${child.pid} --supervise`))?.pid,
+      { timeoutMs: 30_000, what: () => `serve's watchdog (stderr: ${stderr})` },
+    );
+    reaper.track(wd);
+    const exe = readlinkSync(`/proc/${wd}/exe`);
+    assert.notEqual(exe, readlinkSync(`/proc/${child.pid}/exe`), "the watchdog is not the hermit binary");
+    assert.match(path.basename(exe), /^(sh|dash|bash|busybox|ash|mksh|ksh)$/, exe);
+    child.kill("SIGTERM"); // (closing stdin would let the running call finish first)
+    await new Promise((resolve) => child.once("exit", resolve));
+  });
+
+  const bun = bunPath();
+  const req = requirements([{ what: "bun", ok: !!bun, fix: "npm install (bun is a devDependency)" }]);
+  it("serve loads no command-line app, deploy, host or init code", { skip: req.skip }, async () => {
+    req.assertReady();
+    const out = path.join(tmp.path, "modules.txt");
+    const preload = path.join(tmp.path, "record.ts");
+    // Bun keeps ES modules in require.cache too: on exit, write down every module the run loaded
+    writeFileSync(
+      preload,
+      `import { writeFileSync } from "node:fs";\nprocess.on("exit", () => writeFileSync(${
+        JSON.stringify(out)
+      }, Object.keys(require.cache).join("\\n")));\n`,
+    );
+    const child = spawn(bun!, ["--preload", preload, path.join(root, "src", "main.ts"), "serve", notes], {
+      env: hermitEnv() as Record<string, string>,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    reaper.track(child.pid);
+    const r = await collect(
+      child,
+      mcpInput([{ method: "tools/list" }, {
+        method: "tools/call",
+        params: { name: "list_notes", arguments: {} },
+      }]),
+      60_000,
+      "bun src/main.ts serve examples/notes",
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(responses(r.stdout).get(3)?.result, `the tool was called: ${r.stdout}`);
+    const loaded = readFileSync(out, "utf8").split("\n");
+    assert.ok(
+      loaded.some((m) => m.endsWith(path.join("src", "mcp", "session.ts"))),
+      "the session was served",
+    );
+    const unneeded = loaded.filter((m) =>
+      /[\\/]node_modules[\\/](commander|@commander-js)[\\/]/.test(m) ||
+      /[\\/]src[\\/](cli[\\/](app|init|deploy|check|login|status|tools|call)|deploy|hosts|adapter[\\/]scaffold)/
+        .test(m)
+    );
+    assert.deepEqual(unneeded, [], "serve loaded what it does not need");
+  });
+});
