@@ -6,7 +6,7 @@
  * warning). It says what is enforced for each entry (`tools`, `check`), warns once per entry
  * about what is not, refuses under `require`, and logs every `sandbox: off` at start.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { log } from "../log.ts";
@@ -114,8 +114,23 @@ export class SandboxHost {
       tmpDir,
       servedAdapters: this.#servedDirs(),
       requireAll: this.#opts.env.HERMIT_SANDBOX === "require",
+      npmrc: this.#npmrc(),
     };
     return resolvePolicy(entry, ctx);
+  }
+
+  #npmrcText: string | undefined | null = null;
+  /** The user's npm config (npm_config_userconfig, else ~/.npmrc), read once: it may move npm's cache. */
+  #npmrc(): string | undefined {
+    if (this.#npmrcText === null) {
+      const file = this.#opts.env.npm_config_userconfig || path.join(this.#home, ".npmrc");
+      try {
+        this.#npmrcText = readFileSync(file, "utf8").slice(0, 64 * 1024);
+      } catch {
+        this.#npmrcText = undefined;
+      }
+    }
+    return this.#npmrcText;
   }
 
   /** What is enforced for `entry`: what its last start reported, else the forecast. */

@@ -33,6 +33,8 @@ export interface PolicyContext {
   servedAdapters: readonly string[];
   /** `HERMIT_SANDBOX=require`. */
   requireAll: boolean;
+  /** The text of the user's npm config (`~/.npmrc`), where a `cache=` line may move npm's cache. */
+  npmrc?: string;
 }
 
 export interface Entry {
@@ -78,18 +80,32 @@ export interface PackageCache {
   path: string;
 }
 
-/** Where npm/npx, uv/uvx, bun/bunx and pnpm keep their caches (each honours its variable). */
+/** The `cache=` of an npm config file's text (the last one wins, as npm reads it), when absolute. */
+export function npmrcCache(npmrc: string | undefined, home: string): string | undefined {
+  let found: string | undefined;
+  for (const line of (npmrc ?? "").split(/\r?\n/)) {
+    const m = /^\s*cache\s*=\s*(.+?)\s*$/.exec(line);
+    if (m) found = m[1].replace(/^~(?=\/|$)/, home).replace(/^\$\{HOME\}|^\$HOME/, home);
+  }
+  return found && path.posix.isAbsolute(found) ? path.posix.normalize(found) : undefined;
+}
+
+/**
+ * Where npm/npx, uv/uvx, bun/bunx and pnpm keep their caches (each honours its variable, and npm
+ * the `cache=` of the user's `.npmrc`).
+ */
 export function packageCaches(
   platform: NodeJS.Platform,
   home: string,
   env: Readonly<Record<string, string | undefined>>,
+  npmrc?: string,
 ): PackageCache[] {
   const p = path.posix;
   const abs = (v: string | undefined) => v && p.isAbsolute(v) ? p.normalize(v) : undefined;
   const cache = abs(env.XDG_CACHE_HOME) ?? p.join(home, ".cache");
   const data = abs(env.XDG_DATA_HOME) ?? p.join(home, ".local", "share");
   const list: [PackageCache["manager"], string | undefined][] = [
-    ["npm", abs(env.npm_config_cache) ?? p.join(home, ".npm")],
+    ["npm", abs(env.npm_config_cache) ?? npmrcCache(npmrc, home) ?? p.join(home, ".npm")],
     ["uv", abs(env.UV_CACHE_DIR) ?? p.join(cache, "uv")],
     ["uv", abs(env.UV_TOOL_DIR) ?? p.join(data, "uv")],
     ["uv", abs(env.UV_PYTHON_INSTALL_DIR)],
@@ -146,7 +162,7 @@ export function resolvePath(raw: string, ctx: PolicyContext, unresolved: Set<str
 export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
   const s = entry.settings;
   const unresolved = new Set<string>();
-  const caches = packageCaches(ctx.platform, ctx.home, ctx.env);
+  const caches = packageCaches(ctx.platform, ctx.home, ctx.env, ctx.npmrc);
   const declared = (list: string[]) =>
     list.map((p) => resolvePath(p, ctx, unresolved)).filter((p): p is string => p !== undefined);
 

@@ -34,6 +34,7 @@ mcp_servers:
     command: node
     args: [${JSON.stringify(rugpull)}]
     env: ${JSON.stringify(env)}
+    sandbox: { write: [${JSON.stringify(dir)}] } # RUG_STATE, the file counting its starts
 ${standalone ? "serve:\n  lifecycle: standalone\n  host_launch: false\n  instructions: SERVICE.md\n" : ""}`,
   );
   if (standalone) writeFileSync(path.join(dir, "SERVICE.md"), "hermit serve . --standalone\n");
@@ -319,9 +320,11 @@ describe("the schema cache is held to the lock", () => {
   });
 
   it("a lazy upstream answering from a cached hostile list withholds the tool without starting anything", async () => {
-    const dir = tmp.path;
+    // hermit's state (a protected path) beside the adapter, not inside the directory the server may write
+    const dir = path.join(tmp.path, "adapter");
+    mkdirSync(dir);
     const starts = path.join(dir, "starts");
-    const home = path.join(dir, "hermit-home");
+    const home = path.join(tmp.path, "hermit-home");
     adapter(dir, { RUG_STATE: starts, RUG_AFTER: "1" });
     writeFileSync(
       path.join(dir, "hermit.yaml"),

@@ -175,6 +175,25 @@ describe("package caches", () => {
     ]);
   });
 
+  it("npm's cache moved by the user's .npmrc (cache=, ~ and $HOME expanded, the last line wins) is the one written", () => {
+    const npm = (npmrc: string | undefined, env: Record<string, string> = {}) =>
+      packageCaches("linux", "/h", env, npmrc).find((x) => x.manager === "npm")!.path;
+    assert.equal(npm(undefined), "/h/.npm");
+    assert.equal(npm("registry=https://r.example/\ncache=/data/npm-cache\n"), "/data/npm-cache");
+    assert.equal(npm("cache = ~/caches/npm"), "/h/caches/npm");
+    assert.equal(npm("cache=${HOME}/n\ncache=/last"), "/last");
+    assert.equal(
+      npm("cache=relative/dir"),
+      "/h/.npm",
+      "a relative cache is npm's business, not a path to open",
+    );
+    assert.equal(
+      npm("cache=/from-npmrc", { npm_config_cache: "/from-env" }),
+      "/from-env",
+      "the variable wins, as in npm",
+    );
+  });
+
   it("name the manager behind a runner", () => {
     assert.deepEqual(["/usr/bin/npx", "uvx", "bunx", "C:/x/npx.cmd", "node", "pnpx"].map(managerOf), [
       "npm",
