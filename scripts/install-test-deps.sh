@@ -15,9 +15,11 @@ cd "$(dirname "$0")/.."
 # one under qemu-user with Debian's arm64 glibc (libc6-arm64-cross), the musl one in a musl root
 # file system (musl; gcc builds its C++ runtime shim), and the Dockerfile's layout with tini as
 # PID 1. util-linux gives unshare, nsenter and script (a pseudo-terminal); procps gives ps.
-# haproxy is the sticky load balancer in front of service replicas.
+# haproxy is the sticky load balancer in front of service replicas; git shows that runtime files
+# never appear as changes in an adapter's repository; the sandbox tests fetch with curl and build
+# a kernel-without-Landlock wrapper with gcc.
 PACKAGES=(
-  wget dash busybox-static perl openssl procps curl ca-certificates util-linux
+  wget dash busybox-static perl openssl procps curl ca-certificates util-linux git
   wine64 qemu-user libc6-arm64-cross musl gcc tini haproxy
 )
 

@@ -36,8 +36,8 @@ export type Launch =
   | { kind: "stdio"; command: string; args: string[] }
   | { kind: "remote"; url: string; tokenVar: string };
 
-/** The environment variable a remote entry's bearer token is read from, in every host. */
-export const TOKEN_VAR = "HERMIT_SERVE_TOKEN";
+/** The variable a relay reads its bearer token from (deploy writes it into hosts; the service defines it). */
+export { TOKEN_VAR } from "../service/access.ts";
 
 export interface SkillFiles {
   name: string;

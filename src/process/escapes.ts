@@ -91,10 +91,10 @@ const linux = process.platform === "linux";
  * where that is not possible (other systems, no FFI); then only escapes whose parent chain stands
  * can be found.
  */
-export function becomeSubreaper(): boolean {
+export function becomeSubreaper(on = true): boolean {
   if (!linux) return false;
   const PR_SET_CHILD_SUBREAPER = 36;
-  return libc()?.prctl(PR_SET_CHILD_SUBREAPER, 1) === 0;
+  return libc()?.prctl(PR_SET_CHILD_SUBREAPER, on ? 1 : 0) === 0;
 }
 
 /** Reap adopted child `pid` if it has exited (never a child the runtime started). */

@@ -81,8 +81,31 @@ export function trackEscapes(): void {
   (escapePoll as { unref?: () => void }).unref?.();
 }
 
-/** Search once: take new escapes, reap adopted orphans that exited, drop escapes that are gone. */
-function sweepEscapes(): void {
+/**
+ * Stop following escapes (hermit has stopped its groups and stops watching): no longer a child
+ * subreaper, so what is orphaned later goes to init as usual (this matters where hermit is a
+ * library in a longer-lived process, such as a test runner).
+ */
+export function untrackEscapes(): void {
+  if (!escapesOn) return;
+  escapesOn = false;
+  clearInterval(escapePoll);
+  escapePoll = undefined;
+  becomeSubreaper(false);
+}
+
+/** When each escape hermit adopted as an orphan (owner unknown) was first seen. */
+const orphanSeen = new Map<number, number>();
+/** How recent an orphan must be to be counted as the group's that has just ended. */
+const CLAIM_MS = 2 * ESCAPE_POLL_MS;
+
+/**
+ * Search once: take new escapes, reap adopted orphans that exited, drop escapes that are gone.
+ * `claimant`: a group whose leader has exited and that is being stopped. An orphan hermit adopted
+ * since just before that (its lineage is gone with the leader) is counted as that group's, so a
+ * tool's `setsid` daemon goes with the tool, not only with hermit.
+ */
+function sweepEscapes(claimant?: number): void {
   if (!escapesOn) return;
   const rows = descendantRows(process.pid);
   const { escapes, zombies } = findEscapes(rows, {
@@ -92,20 +115,28 @@ function sweepEscapes(): void {
     runtimeChildren,
   });
   zombies.forEach(reapAdopted);
+  const now = Date.now();
   for (const e of escapes) {
     if (escaped.has(e.pgid)) continue;
     escaped.set(e.pgid, e.owner);
+    if (e.owner === undefined) orphanSeen.set(e.pgid, now);
     log.debug(
       `group ${e.pgid} left ${e.owner ? `group ${e.owner}` : "its group (orphaned)"}; watching it too`,
     );
     trackGroup(e.pgid);
     for (const l of listeners) l("add", e.pgid);
   }
+  if (claimant !== undefined) {
+    for (const [pgid, seen] of orphanSeen) {
+      if (escaped.get(pgid) === undefined && now - seen <= CLAIM_MS) escaped.set(pgid, claimant);
+    }
+  }
   const live = new Set(rows.filter((r) => !r.zombie).map((r) => r.pgid));
   for (const pgid of escaped.keys()) if (!live.has(pgid)) dropEscape(pgid);
 }
 
 function dropEscape(pgid: number): void {
+  orphanSeen.delete(pgid);
   if (!escaped.delete(pgid)) return;
   forgetGroup(pgid);
   for (const l of listeners) l("remove", pgid);
@@ -139,7 +170,7 @@ async function terminate(pgids: number[], graceMs: number): Promise<void> {
 
 /** Stop the escapes that left `owner` (all when undefined), after one more search. */
 async function stopEscapes(owner: number | undefined, graceMs: number): Promise<void> {
-  sweepEscapes();
+  sweepEscapes(owner);
   const pgids = escapesOf(owner);
   if (!pgids.length) return;
   await terminate(pgids, graceMs);
@@ -262,7 +293,8 @@ export class ProcessGroup {
       // already closed
     }
     if (stdinMs > 0 && this.running) await within(this.exited, stdinMs);
-    sweepEscapes(); // the lineage as it stands, before the signals break it up
+    // the lineage as it stands, before the signals break it up (its leader gone: the orphans it left)
+    sweepEscapes(this.running ? undefined : pgid);
     const owned = escapesOf(pgid);
     await terminate(groups.has(this) ? [pgid, ...owned] : owned, graceMs);
     owned.forEach(dropEscape);

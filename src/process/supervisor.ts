@@ -14,7 +14,14 @@ import { accessSync, constants } from "node:fs";
 import process from "node:process";
 import { log } from "../log.ts";
 import { selfCommand } from "../platform/runtime.ts";
-import { activeGroups, DEFAULT_GRACE_MS, noteRuntimeChild, onGroupChange, trackEscapes } from "./group.ts";
+import {
+  activeGroups,
+  DEFAULT_GRACE_MS,
+  noteRuntimeChild,
+  onGroupChange,
+  trackEscapes,
+  untrackEscapes,
+} from "./group.ts";
 import { shWatchdogArgv, type ShWatchdogLog } from "./watchdog_sh.ts";
 
 const SH = "/bin/sh";
@@ -110,6 +117,7 @@ export function enableWatchdog(): void {
  * pipe and wait (briefly) until that is flushed, so the watchdog exits quietly on EOF.
  */
 export function disableWatchdog(): Promise<void> {
+  if (unsubscribe) untrackEscapes();
   unsubscribe?.();
   unsubscribe = undefined;
   clearTimeout(restartTimer);

@@ -10,11 +10,10 @@
 import { readFileSync } from "node:fs";
 import process from "node:process";
 import { HermitError, messageOf } from "../errors.ts";
-import { TOKEN_VAR } from "../hosts/types.ts";
 import { setLogSink } from "../log.ts";
 import { resolveManifestPath } from "../manifest/paths.ts";
 import type { Manifest } from "../manifest/types.ts";
-import { readToken } from "../service/access.ts";
+import { readToken, TOKEN_VAR } from "../service/access.ts";
 import { stderrText } from "./io.ts";
 import { recallManifest } from "./plan.ts";
 

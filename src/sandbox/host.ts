@@ -103,7 +103,11 @@ export class SandboxHost {
   }
 
   /** The policy of `entry` (with `tmpDir` as its TMPDIR, or where it would be). Pure over the host's facts. */
-  policy(entry: Entry, tmpDir = path.join(this.#tmpRoot(), "<per start>")): Policy {
+  policy(
+    entry: Entry,
+    tmpDir = path.join(this.#tmpRoot(), "<per start>"),
+    childEnv?: Readonly<Record<string, string>>,
+  ): Policy {
     const ctx: PolicyContext = {
       platform: this.#opts.platform,
       home: this.#home,
@@ -115,6 +119,7 @@ export class SandboxHost {
       servedAdapters: this.#servedDirs(),
       requireAll: this.#opts.env.HERMIT_SANDBOX === "require",
       npmrc: this.#npmrc(),
+      childEnv,
     };
     return resolvePolicy(entry, ctx);
   }
@@ -157,7 +162,7 @@ export class SandboxHost {
     const platform = this.#opts.platform;
     const confining = platform === "linux" || platform === "darwin";
     const tmpDir = confining ? this.#newTmp(entry.label) : undefined;
-    const policy = this.policy(entry, tmpDir ?? "/nonexistent");
+    const policy = this.policy(entry, tmpDir ?? "/nonexistent", req.env);
     if (policy.unresolved.length) {
       this.#once(`unresolved:${entry.label}`, () =>
         log.warn(

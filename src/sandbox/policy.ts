@@ -12,6 +12,7 @@
  *   `network:` says otherwise (a list goes through hermit's egress proxy).
  */
 import path from "node:path";
+import { childEnv } from "../gates/env.ts";
 import { interpolateString, type InterpolationContext } from "../manifest/interpolate.ts";
 import type { Destination, SandboxSettings, Trust } from "../manifest/types.ts";
 import type { FsRule, Level } from "./landlock.ts";
@@ -35,6 +36,12 @@ export interface PolicyContext {
   requireAll: boolean;
   /** The text of the user's npm config (`~/.npmrc`), where a `cache=` line may move npm's cache. */
   npmrc?: string;
+  /**
+   * The environment the child gets (gate 2's filtered one plus what the entry declares), when
+   * known: a cache variable only moves the cache the child uses if the child has it. Without it,
+   * the part of `env` every child inherits.
+   */
+  childEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface Entry {
@@ -162,7 +169,12 @@ export function resolvePath(raw: string, ctx: PolicyContext, unresolved: Set<str
 export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
   const s = entry.settings;
   const unresolved = new Set<string>();
-  const caches = packageCaches(ctx.platform, ctx.home, ctx.env, ctx.npmrc);
+  const caches = packageCaches(
+    ctx.platform,
+    ctx.home,
+    ctx.childEnv ?? childEnv(ctx.env, {}, ctx.platform),
+    ctx.npmrc,
+  );
   const declared = (list: string[]) =>
     list.map((p) => resolvePath(p, ctx, unresolved)).filter((p): p is string => p !== undefined);
 

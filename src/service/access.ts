@@ -6,7 +6,9 @@
  */
 import { readFileSync } from "node:fs";
 import { usageError } from "../errors.ts";
-import { TOKEN_VAR } from "../hosts/types.ts";
+
+/** The environment variable a remote entry's bearer token is read from, in every host. */
+export const TOKEN_VAR = "HERMIT_SERVE_TOKEN";
 
 /** `--serve-url`: an http(s) URL without credentials (the token travels in a header). */
 export function parseServeUrl(url: string): URL {

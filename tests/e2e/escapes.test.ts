@@ -1,7 +1,7 @@
 /**
  * Daemons a command tool starts with `setsid` (a group and session of their own) do not outlive
- * what started them: gone after the tool's timeout, after a cancel, when serve exits, and when
- * serve is killed outright (the watchdog was told about the daemon's group). Each case first
+ * what started them: gone after the tool's timeout, after a cancel, when the tool ends, when serve
+ * exits, and when serve is killed outright (the watchdog was told about the daemon's group). Each case first
  * proves the daemon runs (it writes its pid, and /proc shows `sleep 1000` under it). Both
  * watchdogs keep the promise: the sh one serve starts by default, and hermit's own
  * (HERMIT_WATCHDOG=hermit, as where no sh exists). Linux: inspects /proc.
@@ -158,11 +158,28 @@ describe("setsid daemons of command tools", { timeout: 120_000 }, () => {
     assert.equal(await s.exit, 0, s.stderr());
   });
 
-  it("left by a tool that ended are stopped when serve exits", async () => {
+  it("left by a tool that ended are stopped with it (orphaned as the tool ended: counted as its own)", async () => {
     const dir = dirOf("exit");
     const s = serve(dir, reaper);
     const r = await s.call("leave").result;
     assert.equal((r.result as { isError?: boolean }).isError, undefined, JSON.stringify(r));
+    // it did start (it wrote its pid), and it is gone with the tool while serve goes on
+    const file = path.join(dir, "daemon.pid");
+    const pid = await waitFor(() => Number(readFileSync(file, "utf8").trim()) || undefined, {
+      timeoutMs: 30_000,
+      what: () => `the daemon's pid in ${file} (stderr: ${s.stderr()})`,
+    });
+    reaper.track(pid);
+    await gone(pid, "after the tool ended");
+    assert.equal(alive(s.pid), true, "serve goes on");
+    s.end();
+    assert.equal(await s.exit, 0, s.stderr());
+  });
+
+  it("left by a tool that runs when serve exits are stopped with it", async () => {
+    const dir = dirOf("exit-running");
+    const s = serve(dir, reaper);
+    void s.call("stay");
     const pid = await daemonStarted(dir, s, reaper);
     s.end();
     assert.equal(await s.exit, 0, s.stderr());
@@ -173,7 +190,7 @@ describe("setsid daemons of command tools", { timeout: 120_000 }, () => {
     it(`are taken by the watchdog (${watchdog}) when serve is killed outright`, async () => {
       const dir = dirOf(`kill-${watchdog}`);
       const s = serve(dir, reaper, watchdog === "hermit" ? { HERMIT_WATCHDOG: "hermit" } : {});
-      await s.call("leave").result;
+      void s.call("stay"); // the tool still runs when serve is killed
       const pid = await daemonStarted(dir, s, reaper);
       // the watchdog has the daemon's group (serve looks for escapes every second)
       await waitFor(() => s.stderr().includes(`watchdog: watching group ${pid}\n`), {

@@ -34,10 +34,13 @@ function sandboxHome(tmp: string): { env: Record<string, string>; ws: string } {
   const ws = path.join(tmp, "ws");
   mkdirSync(path.join(home, ".ssh"), { recursive: true });
   mkdirSync(ws);
-  return {
-    ws,
-    env: { ...process.env as Record<string, string>, HOME: home, HERMIT_HOME: path.join(tmp, "state") },
-  };
+  // npm's settings from the test runner's own environment (`npx deno task test` exports
+  // npm_config_cache and friends) would send the warm-up to another cache than the one a confined
+  // server uses: this HOME's, since the environment gate never passes them on
+  const env = Object.fromEntries(
+    Object.entries(process.env as Record<string, string>).filter(([k]) => !/^npm_config_/i.test(k)),
+  );
+  return { ws, env: { ...env, HOME: home, HERMIT_HOME: path.join(tmp, "state") } };
 }
 
 describe(
@@ -205,7 +208,13 @@ describe("the official servers work under the defaults", { skip: kernel.skip }, 
     // (outside the repository, whose node_modules would answer instead of the cache)
     const warm = spawnSync("npx", ["-y", "@modelcontextprotocol/server-memory@2026.8.31"], {
       cwd: ws,
-      env: { ...env, MEMORY_FILE_PATH: path.join(tmp.path, "warm.jsonl") },
+      // npm's cache named outright: Deno 2.9's spawnSync passes the runner's whole environment on
+      // (npm_config_cache from `npx deno task test` among it) even with an explicit env
+      env: {
+        ...env,
+        MEMORY_FILE_PATH: path.join(tmp.path, "warm.jsonl"),
+        npm_config_cache: path.join(env.HOME, ".npm"),
+      },
       input: "",
       timeout: 120_000,
     });

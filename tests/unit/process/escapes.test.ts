@@ -92,3 +92,24 @@ describe("psRows", { skip: process.platform === "win32" ? "POSIX only" : false }
     assert.ok(me.pgid > 0);
   });
 });
+
+describe("following escapes ends with the watching", {
+  skip: process.platform !== "linux" ? "Linux only" : false,
+}, () => {
+  it("after enable and disable, this process is no subreaper: an orphan goes to init, not here", async () => {
+    const { disableWatchdog, enableWatchdog } = await import("../../../src/process/supervisor.ts");
+    const { spawnSync } = await import("node:child_process");
+    const { readFileSync } = await import("node:fs");
+    enableWatchdog();
+    await disableWatchdog();
+    // a shell that leaves a background sleep behind and exits: the sleep is orphaned at once
+    const r = spawnSync("sh", ["-c", "sleep 30 >/dev/null 2>&1 & echo $!"], { encoding: "utf8" });
+    const orphan = Number(r.stdout.trim());
+    try {
+      const ppid = Number(readFileSync(`/proc/${orphan}/stat`, "utf8").split(") ")[1].split(" ")[1]);
+      assert.notEqual(ppid, process.pid, "the test process adopted the orphan: it is still a subreaper");
+    } finally {
+      process.kill(orphan, "SIGKILL");
+    }
+  });
+});

@@ -194,6 +194,22 @@ describe("package caches", () => {
     );
   });
 
+  it("a cache variable moves the writable cache only when the child has it (hermit's own is not passed on)", () => {
+    const entry = {
+      label: "mcp_servers.x",
+      kind: "server" as const,
+      trust: "untrusted" as const,
+      settings: settings(),
+    };
+    const moved = { ...ctx, env: { ...ctx.env, npm_config_cache: "/root/.npm" } };
+    // what `npx deno task test` or a shell exports reaches hermit, but gate 2 keeps it from the child
+    assert.equal(levelAt(resolvePolicy(entry, moved).fs, "/home/u/.npm"), "write");
+    assert.equal(levelAt(resolvePolicy(entry, moved).fs, "/root/.npm"), undefined);
+    // declared for the entry (so in the child's environment): that is the cache npm writes
+    const declared = { ...moved, childEnv: { HOME: "/home/u", npm_config_cache: "/data/npm" } };
+    assert.equal(levelAt(resolvePolicy(entry, declared).fs, "/data/npm"), "write");
+  });
+
   it("name the manager behind a runner", () => {
     assert.deepEqual(["/usr/bin/npx", "uvx", "bunx", "C:/x/npx.cmd", "node", "pnpx"].map(managerOf), [
       "npm",
