@@ -23,6 +23,7 @@ import { needsApproval } from "../gates/trust.ts";
 import { log } from "../log.ts";
 import type { CommandTool, Manifest, Upstream } from "../manifest/types.ts";
 import { CommandRefused, type CommandToolContext, runCommandTool } from "./command_tool.ts";
+import { ToolSlots } from "./tool_slots.ts";
 import { capabilitiesOf, Catalog, type CatalogEntry, type SelfCheck } from "./gateway_catalog.ts";
 import { ContentRouter } from "./gateway_content.ts";
 import { askApproval, type CallContext, ServerRequests, type SessionPeer } from "./gateway_requests.ts";
@@ -65,6 +66,7 @@ export class Gateway implements UpstreamOwner {
   readonly safeMode: boolean;
   readonly upstreams = new Map<string, UpstreamConnection>();
   readonly commandTools = new Map<string, CommandTool>();
+  readonly #toolSlots: ToolSlots;
   readonly requests: ServerRequests;
   readonly content = new ContentRouter(() => this.upstreams.values());
   readonly clock: Clock;
@@ -83,6 +85,7 @@ export class Gateway implements UpstreamOwner {
     this.manifest = manifest;
     this.#opts = opts;
     this.#env = opts.env ?? process.env;
+    this.#toolSlots = new ToolSlots(manifest.serve.maxToolProcesses);
     this.#transports = new Transports(manifest, { ...opts, env: this.#env });
     this.clock = opts.clock ?? realClock;
     const platform = opts.platform ?? process.platform;
@@ -221,7 +224,12 @@ export class Gateway implements UpstreamOwner {
     if (source.kind === "command") {
       try {
         return {
-          result: sanitizeResult(await runCommandTool(source.tool, args, this.commandContext(), ctx.signal)),
+          result: sanitizeResult(
+            await this.#toolSlots.run(
+              name,
+              () => runCommandTool(source.tool, args, this.commandContext(), ctx.signal),
+            ),
+          ),
           refused: false,
         };
       } catch (err) {

@@ -29,6 +29,7 @@ const TOOLS = [
   "test_elicitation_sep1034_defaults",
   "test_elicitation_sep1330_enums",
   "json_schema_2020_12_tool",
+  "test_reconnection",
 ];
 
 describe("MCP conformance suite against the standalone service", () => {
@@ -45,6 +46,8 @@ mcp_servers:
   everything:
     command: node
     args: [${JSON.stringify(path.join(fixtures, "servers", "conformance_everything.mjs"))}]
+serve:
+  stream_seconds: 1
 `,
     );
     const svc = await startService(tmp.path, {}, { reaper });
@@ -83,6 +86,7 @@ mcp_servers:
         "tools-call-elicitation",
         "resources-subscribe",
         "dns-rebinding-protection",
+        "server-sse-polling",
       ]
     ) {
       assert.match(out, new RegExp(`✓ ${scenario}: [1-9]\\d* passed, 0 failed`), scenario);

@@ -67,17 +67,19 @@ export interface Service {
 }
 
 /**
- * `hermit serve DIR --standalone [args]` in the foreground, in this process's environment plus
- * `env` (with hermitEnv's HERMIT_HOME), tracked by `opts.reaper` from the moment it is spawned;
+ * `hermit serve DIR --standalone [args]` in the foreground (behind `opts.prefix`, e.g. `prlimit …`,
+ * which must exec it), in this process's environment plus `env` (with hermitEnv's HERMIT_HOME),
+ * tracked by `opts.reaper` from the moment it is spawned;
  * ready once DIR/.serve/endpoint names its pid. When that does not happen in time (or it exits
  * first) it is killed and the promise rejects.
  */
 export async function startService(
   dir: string,
   env: Record<string, string | undefined> = {},
-  opts: { reaper?: Reaper; args?: string[]; timeoutMs?: number } = {},
+  opts: { reaper?: Reaper; args?: string[]; timeoutMs?: number; prefix?: string[] } = {},
 ): Promise<Service> {
-  const child = spawn(hermitBin(), ["serve", dir, "--standalone", ...(opts.args ?? [])], {
+  const argv = [...(opts.prefix ?? []), hermitBin(), "serve", dir, "--standalone", ...(opts.args ?? [])];
+  const child = spawn(argv[0], argv.slice(1), {
     env: hermitEnv({ ...process.env, ...env }) as Record<string, string>,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -159,6 +161,12 @@ export async function connectHttp(
   });
   await client.connect(transport, { timeout: 60_000 });
   return client;
+}
+
+/** End a client's session (DELETE, as a relay does) and close it. */
+export async function endHttp(client: Client): Promise<void> {
+  await (client.transport as StreamableHTTPClientTransport | undefined)?.terminateSession().catch(() => {});
+  await client.close();
 }
 
 /** connectHttp by URL and token. */
