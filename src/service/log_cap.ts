@@ -17,7 +17,7 @@ import {
 import { log } from "../log.ts";
 
 export const LOG_MAX_BYTES = 8 * 1024 * 1024;
-const CHECK_MS = 5000;
+const CHECK_MS = 1000;
 const STDERR = 2;
 
 /** Keep `logFile` under the cap while stderr is that file; a no-op when stderr is anything else. */
