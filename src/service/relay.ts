@@ -16,9 +16,9 @@ import { Exit, HermitError, messageOf } from "../errors.ts";
 import { log } from "../log.ts";
 import { DRAIN_MS, trackInFlight } from "../mcp/inflight.ts";
 import { sessionEnd } from "../mcp/session.ts";
-import { sleep } from "../process/wait.ts";
+import { sleep, within } from "../process/wait.ts";
 import { type Refusal, refusalOf } from "./access.ts";
-import { closeService, openService, type ServiceAddress } from "./relay_connection.ts";
+import { closeService, openService, type ServiceAddress, sessionAlive } from "./relay_connection.ts";
 import {
   backoffMs,
   expiredRequests,
@@ -47,6 +47,8 @@ export interface RelayTarget {
 
 /** A connection that held this long ends the outage before it. */
 const STEADY_MS = 30_000;
+/** How long a lost connection's sends in transit get to settle before it is closed. */
+const SETTLE_MS = 3000;
 
 export class Relay {
   readonly #target: RelayTarget;
@@ -61,6 +63,8 @@ export class Relay {
   /** Requests handed to a service (as opposed to queued): only these can be "in flight". */
   readonly #sent = new Set<RequestId>();
   readonly #readOnly = new Set<string>();
+  /** Sends to the service not finished yet (a POST's answer, or its failure). */
+  readonly #sending = new Set<Promise<void>>();
   #init: JSONRPCRequest | undefined;
   #initialized = false;
   #outage: Outage | undefined;
@@ -150,7 +154,7 @@ export class Relay {
     const service = this.#service;
     if (!service) return void this.#queue.push(m);
     if (isRequest(m)) this.#sent.add(m.id);
-    service.send(m).catch((err) => {
+    const sending = service.send(m).catch((err) => {
       const refusal = refusalOf(err);
       // a 401/403 is answered before anything runs: like a refused connection, never delivered
       const undelivered = refusal !== undefined || neverDelivered(err);
@@ -166,6 +170,8 @@ export class Relay {
       log.warn(`relay: sending to the service failed: ${messageOf(err)}`);
       void this.#lost();
     });
+    this.#sending.add(sending);
+    void sending.finally(() => this.#sending.delete(sending));
   }
 
   #fromService(m: JSONRPCMessage): void {
@@ -201,13 +207,9 @@ export class Relay {
     this.#connectedAt = Date.now();
   }
 
-  /** The event stream failed: is the service still there? */
+  /** The event stream failed: is the service (the one holding this session) still there? */
   async #probe(addr: ServiceAddress, transport: StreamableHTTPClientTransport): Promise<void> {
-    try {
-      const res = await fetch(new URL("/health", addr.url), { signal: AbortSignal.timeout(2000) });
-      await res.body?.cancel().catch(() => {});
-      if (res.ok) return;
-    } catch { /* down */ }
+    if (await sessionAlive(addr, transport)) return;
     if (this.#service === transport) await this.#lost();
   }
 
@@ -217,6 +219,9 @@ export class Relay {
     this.#phase = "reconnecting";
     const old = this.#service;
     this.#service = undefined;
+    // what was on its way when the service went away settles first (an answer, or a refusal that
+    // shows it never ran), so a request still in transit is not taken for lost mid-way
+    await within(Promise.allSettled([...this.#sending]), SETTLE_MS);
     void old?.close().catch(() => {});
     if (Date.now() - this.#connectedAt >= STEADY_MS) this.#outage = undefined;
     log.warn("relay: lost the service; reconnecting");

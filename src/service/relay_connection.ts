@@ -68,6 +68,33 @@ export async function openService(
   }
 }
 
+/**
+ * Does the service still hold this connection's session? Asked of the session itself (a GET for
+ * its event stream), not of `/health`: behind a balancer `/health` answers from any replica, and
+ * only the one holding the session knows it. False when nothing answers, or the answer is 404 (or
+ * a refused token); true otherwise (409: its stream is open; 503: draining, still finishing).
+ */
+export async function sessionAlive(
+  addr: ServiceAddress,
+  transport: StreamableHTTPClientTransport,
+): Promise<boolean> {
+  if (!transport.sessionId) return false;
+  try {
+    const res = await fetch(addr.url, {
+      headers: {
+        accept: "text/event-stream",
+        "mcp-session-id": transport.sessionId,
+        ...(addr.token ? { authorization: `Bearer ${addr.token}` } : {}),
+      },
+      signal: AbortSignal.timeout(2000),
+    });
+    await res.body?.cancel().catch(() => {});
+    return res.status !== 404 && res.status !== 401 && res.status !== 403;
+  } catch {
+    return false;
+  }
+}
+
 /** End the service session (briefly: the service may be gone) and close the transport. */
 export async function closeService(transport: StreamableHTTPClientTransport): Promise<void> {
   await within(transport.terminateSession().catch(() => {}), 1000);

@@ -3,6 +3,7 @@
  * knows: which were never delivered, which are safe to send again (reads, and calls of read-only
  * tools), which have waited too long, and what the host is told about the rest.
  */
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { messageOf } from "../errors.ts";
 
@@ -45,8 +46,13 @@ export interface Outage {
 /** The pause before try number `tries` (1, 2, …) of one outage: 250 ms doubling, at most 5 s. */
 export const backoffMs = (tries: number): number => Math.min(250 * 2 ** (tries - 1), 5000);
 
-/** A send that failed this way never reached the service (the connection was refused). */
+/**
+ * A send that failed this way never reached the service: the connection was refused, or the
+ * service answered 404 (it does not know the session: restarted, or another replica behind a
+ * balancer) or 503 (draining, or a balancer with no replica up) before running anything.
+ */
 export function neverDelivered(err: unknown): boolean {
+  if (err instanceof StreamableHTTPError && (err.code === 404 || err.code === 503)) return true;
   return /refused|unable to connect|ECONNREFUSED/i.test(
     messageOf(err) + String((err as { cause?: unknown } | undefined)?.cause ?? ""),
   );

@@ -5,6 +5,7 @@
  * MCP client with the bearer token, and the processes that make up a service.
  */
 import { spawn } from "node:child_process";
+import { createServer } from "node:net";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
@@ -186,4 +187,15 @@ export function servicePids(dir: string): number[] {
 /** Live memory-server processes started for the adapter in `dir`. */
 export function memoryPids(dir: string): number[] {
   return processesWhere({ cmdline: memoryServer, environ: path.join(dir, "graph.jsonl") });
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+    s.on("error", reject);
+  });
 }
