@@ -4,7 +4,9 @@
  * (one upstream process for all sessions) and supergateway `--stateful` (its own upstream per
  * session), side by side in one run, alternating rounds. Each session is a lean raw-HTTP client
  * (fetch, JSON-RPC by hand, an SSE or JSON answer read as it comes) so that the load generator
- * costs both servers the same and little; `--sdk` uses the MCP SDK's client instead. Prints
+ * costs both servers the same and little; `--sdk` uses the MCP SDK's client instead, and
+ * `--relays` reaches hermit's service through N hermit relays (the MCP SDK's stdio client on
+ * `hermit serve DIR`, as hosts run it) while supergateway gets the SDK's HTTP client. Prints
  * calls/s, p50 and p99 per round and the medians, and the ratio hermit : supergateway.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -14,7 +16,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { median, percentile } from "./lib.ts";
+import { median, percentile, stdioClient } from "./lib.ts";
 import { type Background, startService, startSupergateway } from "./service.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -36,7 +38,8 @@ const num = (name: string, dflt: number) => {
 const SESSIONS = num("--sessions", 32);
 const CALLS = num("--calls", 50);
 const ROUNDS = num("--rounds", 3);
-const SDK = argv.includes("--sdk");
+const RELAYS = argv.includes("--relays");
+const SDK = argv.includes("--sdk") || RELAYS;
 
 interface Session {
   call(i: number): Promise<void>;
@@ -109,10 +112,25 @@ interface Round {
   connectMs: number;
 }
 
-async function round(url: string, token?: string): Promise<Round> {
+/** A host session: the MCP SDK's stdio client on a hermit relay to the running service. */
+async function relaySession(): Promise<Session> {
+  const c = await stdioClient(hermit, ["serve", adapter]);
+  return {
+    async call(i) {
+      const r = await c.client.callTool({ name: "echo", arguments: { message: `m${i}` } });
+      if (r.isError) throw new Error(JSON.stringify(r.content));
+    },
+    close: () => c.close(),
+  };
+}
+
+async function round(url: string, token?: string, relays = false): Promise<Round> {
   const t0 = performance.now();
   const sessions = await Promise.all(
-    Array.from({ length: SESSIONS }, () => (SDK ? sdkSession : rawSession)(url, token)),
+    Array.from(
+      { length: SESSIONS },
+      () => relays ? relaySession() : (SDK ? sdkSession : rawSession)(url, token),
+    ),
   );
   const connectMs = performance.now() - t0;
   // warm up: a few calls per session, unmeasured
@@ -168,7 +186,7 @@ try {
     for (
       const [name, url, tok] of [["hermit", svc.url, token], ["supergateway", gw.url, undefined]] as const
     ) {
-      const x = await round(url, tok);
+      const x = await round(url, tok, RELAYS && name === "hermit");
       results[name].push(x);
       console.log(
         `round ${r + 1} ${name.padEnd(12)} ${x.perSecond.toFixed(0).padStart(6)} calls/s  p50 ${

@@ -2,8 +2,9 @@
  * The MCP conformance suite (@modelcontextprotocol/conformance, every server scenario) against
  * hermit's standalone HTTP service, which re-exports an upstream built to the suite's
  * requirements. The suite cannot send a bearer token, so a loopback proxy adds it; Host and Origin
- * pass through, so DNS-rebinding protection is hermit's own. The suite needs Node ≥ 22, so it runs
- * under Bun.
+ * pass through, so DNS-rebinding protection is hermit's own. `serve.stream_seconds: 1` makes
+ * hermit close a streamed answer after a second, which `server-sse-polling` (SEP-1699) needs to
+ * exercise resumption with Last-Event-ID. The suite needs Node ≥ 22, so it runs under Bun.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";

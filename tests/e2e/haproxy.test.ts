@@ -173,6 +173,10 @@ describe("two replicas behind HAProxy (deploy/haproxy.cfg)", { skip: req.skip },
     }, { timeoutMs: 30_000, intervalMs: 200, what: `HAProxy to send sessions to replica ${r.port}` });
   }
 
+  it("the README shows this very file", () => {
+    assert.ok(readFileSync(path.join(root, "README.md"), "utf8").includes(readFileSync(CONFIG, "utf8")));
+  });
+
   it("health checks up, sessions sticky (each replica counts only its own), new sessions on both", async () => {
     const clients = await Promise.all(Array.from({ length: 6 }, () => connectHttp({ url: lb, token })));
     for (let i = 0; i < 20; i++) {
