@@ -11,8 +11,8 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -21,7 +21,14 @@ import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/cl
 import { hermitBin, hermitEnv, root } from "../helpers/hermit.ts";
 import { findTool, requirements } from "../helpers/rootfs.ts";
 import { alive, cmdline, descendants, kill, Reaper, waitFor } from "../helpers/procs.ts";
-import { connectHttp, endHttp, freePort, readEndpointFile } from "../helpers/service.ts";
+import {
+  connectHttp,
+  endHttp,
+  endpointOf,
+  freePort,
+  launchHermit,
+  writeServiceAdapter,
+} from "../helpers/service.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const haproxy = findTool("haproxy", ["/usr/sbin", "/usr/local/sbin"]);
@@ -29,11 +36,10 @@ const req = requirements([{ what: "haproxy", ok: !!haproxy, fix: "apt-get instal
 const CONFIG = path.join(root, "deploy", "haproxy.cfg");
 
 function writeAdapter(dir: string, record: string): void {
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(
-    path.join(dir, "hermit.yaml"),
-    `name: replicated
-exports: { tools: [record, slow_read, slow_write] }
+  writeServiceAdapter(
+    dir,
+    "replicated",
+    `exports: { tools: [record, slow_read, slow_write] }
 tools:
   record:
     description: appends its id to a shared file
@@ -42,19 +48,12 @@ tools:
     timeout: 30
   slow_read: { description: waits, run: [sleep, "4"], read_only: true, timeout: 30 }
   slow_write: { description: waits, run: [sleep, "4"], timeout: 30 }
-serve:
-  lifecycle: standalone
-  host_launch: false
-  instructions: SERVICE.md
 `,
   );
-  writeFileSync(path.join(dir, "SERVICE.md"), "hermit serve . --standalone\n");
 }
 
 class Replica {
-  child?: ChildProcess;
-  exited?: Promise<number | string | null>;
-  #err = "";
+  #svc?: ReturnType<typeof launchHermit>;
   constructor(
     readonly dir: string,
     readonly port: number,
@@ -63,28 +62,24 @@ class Replica {
   ) {}
 
   get pid(): number {
-    return this.child!.pid!;
+    return this.#svc!.pid;
+  }
+
+  get exited(): Promise<number | string | null> {
+    return this.#svc!.exited;
   }
 
   async start(): Promise<void> {
-    this.#err = "";
-    const child = spawn(
-      hermitBin(),
+    const svc = launchHermit(
       ["serve", this.dir, "--standalone", "--port", String(this.port), "--token-file", this.tokenFile],
-      { env: hermitEnv() as Record<string, string>, stdio: ["ignore", "ignore", "pipe"] },
+      this.reaper,
     );
-    this.child = child;
-    this.reaper.track(child.pid);
-    child.stderr!.setEncoding("utf8").on("data", (d) => (this.#err += d));
-    this.exited = new Promise((resolve) => child.once("exit", (code, sig) => resolve(code ?? sig)));
-    await waitFor(() => readEndpointFile(this.dir)?.pid === child.pid, {
-      timeoutMs: 60_000,
-      what: () => `replica ${this.port} to serve (stderr: ${this.#err})`,
-    });
+    this.#svc = svc;
+    await endpointOf(this.dir, svc.pid, svc.stderr);
   }
 
   stderr(): string {
-    return this.#err;
+    return this.#svc?.stderr() ?? "";
   }
 
   /** The operator's /health: with the token, straight from this replica. */

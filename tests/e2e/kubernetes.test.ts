@@ -9,18 +9,17 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { parseAllDocuments } from "yaml";
 import { loadManifest } from "../../src/manifest/load.ts";
 import { DEFAULT_GRACE_MS } from "../../src/process/group.ts";
 import { LINGER_MS } from "../../src/service/drain.ts";
-import { examples, fixtures, hermitBin, hermitEnv, root } from "../helpers/hermit.ts";
+import { examples, fixtures, root } from "../helpers/hermit.ts";
 import { cmdline, descendants, Reaper, waitFor } from "../helpers/procs.ts";
 import { rawRequest } from "../helpers/raw_http.ts";
-import { connectHttp, freePort } from "../helpers/service.ts";
+import { connectHttp, freePort, launchHermit, writeServiceAdapter } from "../helpers/service.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -82,19 +81,16 @@ describe("deploy/kubernetes.yaml", () => {
   describe("the probes against a service run as the Deployment runs it", () => {
     const tmp = tempDir("hermit-k8s-");
     const reaper = new Reaper();
-    let child: ChildProcess;
+    let svc: ReturnType<typeof launchHermit>;
     let port = 0;
-    let exited: Promise<number | string | null>;
-    let err = "";
 
     before(async () => {
       // the adapter: an upstream that takes a few seconds to start, and a slow command tool
       const adapter = path.join(tmp.path, "adapter");
-      mkdirSync(adapter);
-      writeFileSync(
-        path.join(adapter, "hermit.yaml"),
-        `name: probed
-exports: { tools: [echo, slow] }
+      writeServiceAdapter(
+        adapter,
+        "probed",
+        `exports: { tools: [echo, slow] }
 mcp_servers:
   scripted:
     command: node
@@ -102,13 +98,8 @@ mcp_servers:
     env: { START_DELAY_MS: "4000" }
 tools:
   slow: { description: waits, run: [sleep, "3"], timeout: 30 }
-serve:
-  lifecycle: standalone
-  host_launch: false
-  instructions: SERVICE.md
 `,
       );
-      writeFileSync(path.join(adapter, "SERVICE.md"), "hermit serve . --standalone\n");
       const tokenFile = path.join(tmp.path, "hermit_token");
       writeFileSync(tokenFile, secret.stringData.hermit_token, { mode: 0o400 });
       port = await freePort();
@@ -121,13 +112,7 @@ serve:
           ? String(port)
           : a
       );
-      child = spawn(hermitBin(), run, {
-        env: hermitEnv() as Record<string, string>,
-        stdio: ["ignore", "ignore", "pipe"],
-      });
-      reaper.track(child.pid);
-      child.stderr!.setEncoding("utf8").on("data", (d) => (err += d));
-      exited = new Promise((resolve) => child.once("exit", (code, sig) => resolve(code ?? sig)));
+      svc = launchHermit(run, reaper);
     });
     after(async () => {
       await reaper.reap();
@@ -137,7 +122,7 @@ serve:
     it("while the upstreams start: startup and liveness succeed, readiness fails", async () => {
       const live = await waitFor(() => probe(port, container.startupProbe.httpGet).catch(() => undefined), {
         timeoutMs: 30_000,
-        what: () => `the service to listen (stderr: ${err})`,
+        what: () => `the service to listen (stderr: ${svc.stderr()})`,
       });
       assert.ok(live.ok);
       assert.ok((await probe(port, container.livenessProbe.httpGet)).ok);
@@ -173,18 +158,18 @@ serve:
         token: secret.stringData.hermit_token,
       });
       const call = client.callTool({ name: "slow", arguments: {} });
-      await waitFor(() => descendants(child.pid!).some((p) => /(^|\/)sleep 3$/.test(cmdline(p))), {
+      await waitFor(() => descendants(svc.pid).some((p) => /(^|\/)sleep 3$/.test(cmdline(p))), {
         timeoutMs: 20_000,
         what: "the slow call to run",
       });
-      process.kill(child.pid!, "SIGTERM");
+      process.kill(svc.pid, "SIGTERM");
       await waitFor(async () => !(await probe(port, container.readinessProbe.httpGet)).ok, {
         timeoutMs: 10_000,
         what: "readiness to fail while draining",
       });
       assert.ok((await probe(port, container.livenessProbe.httpGet)).ok, "a draining pod is not killed");
       assert.equal((await call).isError, undefined);
-      assert.equal(await exited, 0, err);
+      assert.equal(await svc.exited, 0, svc.stderr());
       await client.close().catch(() => {});
     });
   });

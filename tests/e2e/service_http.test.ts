@@ -10,48 +10,36 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
-import { writeFileSync } from "node:fs";
-import path from "node:path";
 import { findTool, requirements } from "../helpers/rootfs.ts";
 import { cmdline, descendants, Reaper, waitFor } from "../helpers/procs.ts";
-import { idleConnections, rawRequest } from "../helpers/raw_http.ts";
-import { connectHttp, endHttp, memoryServer, type Service, startService } from "../helpers/service.ts";
+import { idleConnections, INITIALIZE, mcpHeaders, mcpPost, rawRequest } from "../helpers/raw_http.ts";
+import {
+  connectHttp,
+  endHttp,
+  memoryUpstream,
+  type Service,
+  startService,
+  writeServiceAdapter,
+} from "../helpers/service.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const SECRET = "sk-live0123456789abcdefXYZ";
 
 /** A standalone adapter: the memory server, a slow read-only command tool, `serve` extras. */
 function writeAdapter(dir: string, serve: string, upstreams = ""): void {
-  writeFileSync(
-    path.join(dir, "hermit.yaml"),
-    `name: front
-exports: { tools: [read_graph, slow] }
+  writeServiceAdapter(
+    dir,
+    "front",
+    `exports: { tools: [read_graph, slow] }
 mcp_servers:
-  memory:
-    command: node
-    args: [${JSON.stringify(memoryServer)}]
-    env: { MEMORY_FILE_PATH: "${path.join(dir, "graph.jsonl")}" }
-    tools: { include: [read_graph], resources: false }
-${upstreams}tools:
+${memoryUpstream(dir, ["read_graph"])}${upstreams}tools:
   slow: { description: waits, run: [sleep, "3"], read_only: true, timeout: 30 }
-serve:
-  lifecycle: standalone
-  host_launch: false
-  instructions: SERVICE.md
-${serve}`,
+`,
+    serve,
   );
-  writeFileSync(path.join(dir, "SERVICE.md"), "hermit serve . --standalone\n");
 }
 
 const portOf = (svc: Service) => Number(new URL(svc.url).port);
-const initialize = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } },
-});
-const mcpHeaders = (token: string) =>
-  `content-type: application/json\r\naccept: application/json, text/event-stream\r\nauthorization: Bearer ${token}`;
 
 describe("service: Host-less requests, /health, bad requests", () => {
   const tmp = tempDir();
@@ -84,7 +72,7 @@ describe("service: Host-less requests, /health, bad requests", () => {
       assert.equal(JSON.parse(r.body).status, "degraded", r.body); // the remote upstream is down
     }
     for (const head of ["POST /mcp HTTP/1.0", "POST /mcp HTTP/1.1\r\nhost:"]) {
-      const r = await rawRequest(port, `${head}\r\n${mcpHeaders(svc.token)}`, initialize);
+      const r = await rawRequest(port, `${head}\r\n${mcpHeaders(svc.token)}`, INITIALIZE);
       assert.ok(r.status >= 400 && r.status < 500, `${head}: ${r.status} ${r.body}`);
       assert.match(JSON.parse(r.body).error.message, /Host/);
     }
@@ -146,8 +134,8 @@ describe("service: caps answer at once with a clear error", () => {
     const clients = await Promise.all(Array.from({ length: 3 }, () => connectHttp(svc)));
     const extra = await rawRequest(
       portOf(svc),
-      `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n${mcpHeaders(svc.token)}`,
-      initialize,
+      mcpPost(svc.token),
+      INITIALIZE,
     );
     assert.equal(extra.status, 503, extra.body);
     assert.match(JSON.parse(extra.body).error.message, /serve\.max_sessions/);
@@ -155,8 +143,8 @@ describe("service: caps answer at once with a clear error", () => {
     const again = await waitFor(async () => {
       const r = await rawRequest(
         portOf(svc),
-        `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n${mcpHeaders(svc.token)}`,
-        initialize,
+        mcpPost(svc.token),
+        INITIALIZE,
       );
       return r.status === 200 ? r : undefined;
     }, { timeoutMs: 10_000, what: "a session to be accepted after one closed" });

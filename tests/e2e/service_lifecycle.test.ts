@@ -7,75 +7,43 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
-import { fixtures, hermitBin, hermitEnv } from "../helpers/hermit.ts";
+import { fixtures } from "../helpers/hermit.ts";
 import { connectServe, textOf } from "../helpers/mcp.ts";
 import { alive, cmdline, descendants, kill, Reaper, waitFor } from "../helpers/procs.ts";
-import { rawRequest } from "../helpers/raw_http.ts";
+import { INITIALIZE, mcpPost, rawRequest } from "../helpers/raw_http.ts";
 import {
   connectHttp,
-  memoryServer,
-  readEndpointFile,
+  endpointOf,
+  launchHermit,
+  memoryUpstream,
   startDaemon,
+  writeServiceAdapter,
   writeStandaloneAdapter,
 } from "../helpers/service.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 function writeAdapter(dir: string, serve: string): void {
-  writeFileSync(
-    path.join(dir, "hermit.yaml"),
-    `name: life
-exports: { tools: [read_graph, slow_write, endless] }
+  writeServiceAdapter(
+    dir,
+    "life",
+    `exports: { tools: [read_graph, slow_write, endless] }
 mcp_servers:
-  memory:
-    command: node
-    args: [${JSON.stringify(memoryServer)}]
-    env: { MEMORY_FILE_PATH: "${path.join(dir, "graph.jsonl")}" }
-    tools: { include: [read_graph], resources: false }
-tools:
+${memoryUpstream(dir, ["read_graph"])}tools:
   slow_write: { description: writes after a while, run: [sh, -c, "sleep 2; echo done"], timeout: 30 }
   endless: { description: never ends in time, run: [sleep, "300"], timeout: 600 }
-serve:
-  lifecycle: standalone
-  host_launch: false
-  instructions: SERVICE.md
-${serve}`,
+`,
+    serve,
   );
-  writeFileSync(path.join(dir, "SERVICE.md"), "hermit serve . --standalone\n");
 }
 
-/** `hermit serve DIR --standalone` with its exit code at hand. */
-function spawnService(dir: string, reaper: Reaper, args: string[] = []) {
-  const child = spawn(hermitBin(), ["serve", dir, "--standalone", ...args], {
-    env: hermitEnv() as Record<string, string>,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  reaper.track(child.pid);
-  let err = "";
-  child.stderr!.setEncoding("utf8").on("data", (d) => (err += d));
-  child.stdout!.resume();
-  const exited = new Promise<number | string | null>((resolve) =>
-    child.once("exit", (code, sig) => resolve(code ?? sig))
-  );
-  return { child, exited, stderr: () => err };
+/** `hermit serve DIR --standalone ARGS`, its endpoint once it serves. */
+async function serveIn(dir: string, reaper: Reaper, args: string[] = []) {
+  const svc = launchHermit(["serve", dir, "--standalone", ...args], reaper);
+  return { svc, ep: await endpointOf(dir, svc.pid, svc.stderr) };
 }
-
-async function ready(dir: string, child: ChildProcess) {
-  return await waitFor(() => {
-    const ep = readEndpointFile(dir);
-    return ep?.pid === child.pid ? ep : undefined;
-  }, { timeoutMs: 60_000, what: "the service's endpoint file" });
-}
-
-const initialize = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } },
-});
 
 describe("service: graceful drain on SIGTERM", () => {
   const tmp = tempDir();
@@ -87,18 +55,16 @@ describe("service: graceful drain on SIGTERM", () => {
 
   it("a call in flight finishes with its result; meanwhile /health is 503 draining and new sessions get 503; exit 0", async () => {
     const dir = path.join(tmp.path, "a");
-    mkdirSync(dir);
     writeAdapter(dir, ""); // the default bound, 20 s
-    const svc = spawnService(dir, reaper);
-    const ep = await ready(dir, svc.child);
+    const { svc, ep } = await serveIn(dir, reaper);
     const port = Number(new URL(ep.url).port);
     const client = await connectHttp(ep);
     const call = client.callTool({ name: "slow_write", arguments: {} });
-    await waitFor(() => descendants(svc.child.pid!).some((p) => /sleep 2/.test(cmdline(p))), {
+    await waitFor(() => descendants(svc.pid).some((p) => /sleep 2/.test(cmdline(p))), {
       timeoutMs: 20_000,
       what: "the slow tool to run",
     });
-    process.kill(svc.child.pid!, "SIGTERM"); // not child.kill: Deno then reports that signal, not the exit code
+    process.kill(svc.pid, "SIGTERM"); // not child.kill: Deno then reports that signal, not the exit code
     const health = await waitFor(async () => {
       const r = await rawRequest(port, "GET /health HTTP/1.0");
       return r.status === 503 ? r : undefined;
@@ -111,8 +77,8 @@ describe("service: graceful drain on SIGTERM", () => {
     );
     const fresh = await rawRequest(
       port,
-      `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nauthorization: Bearer ${ep.token}`,
-      initialize,
+      mcpPost(ep.token),
+      INITIALIZE,
     );
     assert.equal(fresh.status, 503, fresh.body);
     assert.match(JSON.parse(fresh.body).error.message, /draining/);
@@ -125,17 +91,15 @@ describe("service: graceful drain on SIGTERM", () => {
 
   it("a call longer than serve.drain_seconds is cut at the bound: the tool is stopped, exit 0", async () => {
     const dir = path.join(tmp.path, "b");
-    mkdirSync(dir);
     writeAdapter(dir, "  drain_seconds: 2\n");
-    const svc = spawnService(dir, reaper);
-    const ep = await ready(dir, svc.child);
+    const { svc, ep } = await serveIn(dir, reaper);
     const client = await connectHttp(ep);
     const call = client.callTool({ name: "endless", arguments: {} }).then(() => "answered", (e) => String(e));
     const endless = await waitFor(
-      () => descendants(svc.child.pid!).find((p) => /(^|\/)sleep 300$/.test(cmdline(p))),
+      () => descendants(svc.pid).find((p) => /(^|\/)sleep 300$/.test(cmdline(p))),
       { timeoutMs: 20_000, what: "the endless tool to run" },
     );
-    process.kill(svc.child.pid!, "SIGTERM"); // not child.kill: Deno then reports that signal, not the exit code
+    process.kill(svc.pid, "SIGTERM"); // not child.kill: Deno then reports that signal, not the exit code
     assert.equal(await svc.exited, 0, svc.stderr());
     assert.equal(alive(endless), false, "the cut tool's process is stopped");
     assert.match(svc.stderr(), /1 request\(s\) still running after the wait/);
@@ -158,14 +122,12 @@ describe("service: clients that leave without saying so", () => {
 
   it("a session opened and left unused does not keep a host-launched service from its idle shutdown", async () => {
     const dir = path.join(tmp.path, "idle");
-    mkdirSync(dir);
     writeStandaloneAdapter(dir, { hostLaunch: true, idle: 2 });
-    const svc = spawnService(dir, reaper, ["--host-launched"]);
-    const ep = await ready(dir, svc.child);
+    const { svc, ep } = await serveIn(dir, reaper, ["--host-launched"]);
     const leaked = await rawRequest(
       Number(new URL(ep.url).port),
-      `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nauthorization: Bearer ${ep.token}`,
-      initialize,
+      mcpPost(ep.token),
+      INITIALIZE,
     );
     assert.equal(leaked.status, 200, leaked.body);
     assert.ok(leaked.headers["mcp-session-id"]);
@@ -177,10 +139,8 @@ describe("service: clients that leave without saying so", () => {
 
   it("a relay killed with -9 is noticed: the service counts one client less", async () => {
     const dir = path.join(tmp.path, "relay");
-    mkdirSync(dir);
     writeStandaloneAdapter(dir, { hostLaunch: false });
-    const svc = spawnService(dir, reaper);
-    const ep = await ready(dir, svc.child);
+    const { ep } = await serveIn(dir, reaper);
     const clients = async () =>
       (await (await fetch(new URL("/health", ep.url), { headers: { authorization: `Bearer ${ep.token}` } }))
         .json())
@@ -208,22 +168,17 @@ describe("service: .serve/log stays under its cap", () => {
   });
 
   it("an upstream writing 24 MiB to stderr: the log is rotated, not grown without end", async () => {
-    writeFileSync(
-      path.join(tmp.path, "hermit.yaml"),
-      `name: chatty
-exports: { tools: [echo] }
+    writeServiceAdapter(
+      tmp.path,
+      "chatty",
+      `exports: { tools: [echo] }
 mcp_servers:
   chatty:
     command: node
     args: [${JSON.stringify(path.join(fixtures, "servers", "scripted.mjs"))}]
     env: { STDERR_BYTES: "${24 * 1024 * 1024}" }
-serve:
-  lifecycle: standalone
-  host_launch: false
-  instructions: SERVICE.md
 `,
     );
-    writeFileSync(path.join(tmp.path, "SERVICE.md"), "hermit serve . --standalone\n");
     const d = await startDaemon(tmp.path, { reaper, env: process.env });
     const logFile = path.join(tmp.path, ".serve", "log");
     // wait until the upstream has said everything: its tool is served

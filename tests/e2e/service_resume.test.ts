@@ -6,11 +6,10 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { fixtures } from "../helpers/hermit.ts";
 import { Reaper } from "../helpers/procs.ts";
-import { type Service, startService } from "../helpers/service.ts";
+import { type Service, startService, writeServiceAdapter } from "../helpers/service.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 interface SseEvent {
@@ -73,21 +72,16 @@ describe("service: JSON or SSE per call, and resuming a dropped stream", () => {
     });
 
   before(async () => {
-    writeFileSync(
-      path.join(tmp.path, "hermit.yaml"),
-      `name: streams
-exports: { tools: [test_simple_text, test_tool_with_progress, test_reconnection] }
+    writeServiceAdapter(
+      tmp.path,
+      "streams",
+      `exports: { tools: [test_simple_text, test_tool_with_progress, test_reconnection] }
 mcp_servers:
   everything:
     command: node
     args: [${JSON.stringify(path.join(fixtures, "servers", "conformance_everything.mjs"))}]
-serve:
-  lifecycle: standalone
-  host_launch: false
-  instructions: SERVICE.md
 `,
     );
-    writeFileSync(path.join(tmp.path, "SERVICE.md"), "hermit serve . --standalone\n");
     svc = await startService(tmp.path, {}, { reaper });
     const base = {
       "content-type": "application/json",

@@ -6,6 +6,21 @@
  */
 import { connect, type Socket } from "node:net";
 
+/** An initialize request's body, as raw requests send it. */
+export const INITIALIZE = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } },
+});
+
+/** The headers of an MCP POST with the token, Host aside. */
+export const mcpHeaders = (token: string) =>
+  `content-type: application/json\r\naccept: application/json, text/event-stream\r\nauthorization: Bearer ${token}`;
+
+/** The head of a raw MCP POST to `/mcp` on 127.0.0.1 with the token (add the body). */
+export const mcpPost = (token: string) => `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n${mcpHeaders(token)}`;
+
 export interface RawAnswer {
   status: number;
   headers: Record<string, string>;

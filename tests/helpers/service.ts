@@ -6,7 +6,7 @@
  */
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -29,6 +29,7 @@ export function writeStandaloneAdapter(
   dir: string,
   opts: { hostLaunch?: boolean; idle?: number; name?: string } = {},
 ): void {
+  mkdirSync(dir, { recursive: true });
   writeFileSync(
     path.join(dir, "hermit.yaml"),
     `name: ${opts.name ?? "shared"}
@@ -47,6 +48,56 @@ serve:
 `,
   );
   writeFileSync(path.join(dir, "SERVICE.md"), "Run it with hermit serve . --standalone\n");
+}
+
+/** The manifest lines for the memory server of the adapter in `dir`, offering `tools`. */
+export function memoryUpstream(dir: string, tools: string[]): string {
+  return `  memory:
+    command: node
+    args: [${JSON.stringify(memoryServer)}]
+    env: { MEMORY_FILE_PATH: "${path.join(dir, "graph.jsonl")}" }
+    tools: { include: [${tools.join(", ")}], resources: false }
+`;
+}
+
+/**
+ * A standalone adapter in `dir` (made if missing), with its SERVICE.md: `body` holds its exports,
+ * mcp_servers and tools; `serve` more serve keys. No relay may launch it (host_launch: false).
+ */
+export function writeServiceAdapter(dir: string, name: string, body: string, serve = ""): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    path.join(dir, "hermit.yaml"),
+    `name: ${name}\n${body}serve:\n  lifecycle: standalone\n  host_launch: false\n  instructions: SERVICE.md\n${serve}`,
+  );
+  writeFileSync(path.join(dir, "SERVICE.md"), "hermit serve . --standalone\n");
+}
+
+/** `hermit ARGS` (a service), tracked by `reaper`, with its stderr and its exit: the code, else the signal. */
+export function launchHermit(args: string[], reaper: Reaper) {
+  const child = spawn(hermitBin(), args, {
+    env: hermitEnv() as Record<string, string>,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  reaper.track(child.pid);
+  let err = "";
+  child.stderr!.setEncoding("utf8").on("data", (d) => (err += d));
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.once("exit", (code, sig) => resolve(code ?? sig))
+  );
+  return { child, pid: child.pid!, exited, stderr: () => err };
+}
+
+/** The endpoint the service `pid` writes into `dir`, once it has. */
+export async function endpointOf(
+  dir: string,
+  pid: number,
+  stderr: () => string = () => "",
+): Promise<Endpoint> {
+  return await waitFor(() => {
+    const ep = readEndpointFile(dir);
+    return ep?.pid === pid ? ep : undefined;
+  }, { timeoutMs: 60_000, what: () => `the service's endpoint file (stderr: ${stderr()})` });
 }
 
 export function readEndpointFile(dir: string): Endpoint | undefined {
