@@ -1,7 +1,8 @@
 /**
  * The standalone service's lifecycle with real processes: SIGTERM drains (the endpoint goes,
  * /health says draining with 503, new sessions get 503, a call in flight finishes with its result,
- * then exit 0), and a call longer than `serve.drain_seconds` is cut at the bound; a session left
+ * then exit 0), so does `hermit stop`, and a call longer than `serve.drain_seconds` is cut at the
+ * bound; a session left
  * unused does not keep a host-launched service from its idle shutdown; a relay killed with -9 is
  * noticed; `.serve/log` stays under its cap however much an upstream writes.
  */
@@ -10,7 +11,7 @@ import assert from "node:assert/strict";
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
-import { fixtures } from "../helpers/hermit.ts";
+import { fixtures, runHermit } from "../helpers/hermit.ts";
 import { connectServe, textOf } from "../helpers/mcp.ts";
 import { alive, cmdline, descendants, kill, Reaper, waitFor } from "../helpers/procs.ts";
 import { INITIALIZE, mcpPost, rawRequest } from "../helpers/raw_http.ts";
@@ -85,6 +86,23 @@ describe("service: graceful drain on SIGTERM", () => {
     const result = await call;
     assert.equal(result.isError, undefined, JSON.stringify(result));
     assert.match(textOf(result), /done/);
+    assert.equal(await svc.exited, 0, svc.stderr());
+    await client.close().catch(() => {});
+  });
+
+  it("hermit stop drains too: the call in flight finishes, then the service is gone", async () => {
+    const dir = path.join(tmp.path, "c");
+    writeAdapter(dir, "");
+    const { svc, ep } = await serveIn(dir, reaper);
+    const client = await connectHttp(ep);
+    const call = client.callTool({ name: "slow_write", arguments: {} });
+    await waitFor(() => descendants(svc.pid).some((p) => /sleep 2/.test(cmdline(p))), {
+      timeoutMs: 20_000,
+      what: "the slow tool to run",
+    });
+    const stop = await runHermit(["stop", dir], { timeoutMs: 60_000 });
+    assert.equal(stop.code, 0, stop.stderr);
+    assert.match(textOf(await call), /done/);
     assert.equal(await svc.exited, 0, svc.stderr());
     await client.close().catch(() => {});
   });
