@@ -5,7 +5,8 @@
  * plain 500 (never the runtime's error page with a stack trace); the error goes to the log.
  *
  * Connections: under Bun a keep-alive connection idle for `IDLE_CONNECTION_SECONDS` is closed (a
- * request whose answer may take long calls `keepOpen()` once it is read), `openRequests()` counts
+ * request whose answer may take long is exempt from `keepOpen()` until its answer is ready; a
+ * stream's keep-alive comments keep it from idling), `openRequests()` counts
  * the requests being answered (streams included) and `closeIdle()` drops idle keep-alive
  * connections now. Deno.serve offers neither: there only handler calls are counted.
  */
@@ -14,8 +15,11 @@ import { runtime } from "./runtime.ts";
 
 export interface RequestInfo {
   remoteAddress: string;
-  /** This request may stay unanswered longer than the idle timeout (a call, a held request). */
-  keepOpen(): void;
+  /**
+   * This request may stay unanswered longer than the idle timeout (a call, a held request); call
+   * what it returns once its answer is ready, so the connection idles out again afterwards.
+   */
+  keepOpen(): () => void;
 }
 
 export type Handler = (req: Request, info: RequestInfo) => Response | Promise<Response>;
@@ -79,7 +83,7 @@ export function serveHttp(hostname: string, port: number, handler: Handler): Pro
   if (runtime === "deno") {
     return new Promise((resolve) => {
       let open = 0;
-      const keepOpen = () => {};
+      const keepOpen = () => () => {};
       const server = g.Deno!.serve(
         { hostname, port, onListen: () => {}, onError: internalError },
         async (req, info) => {
@@ -113,7 +117,10 @@ export function serveHttp(hostname: string, port: number, handler: Handler): Pro
           get remoteAddress() {
             return srv.requestIP(req)?.address ?? "";
           },
-          keepOpen: () => srv.timeout(req, 0),
+          keepOpen: () => {
+            srv.timeout(req, 0);
+            return () => srv.timeout(req, IDLE_CONNECTION_SECONDS);
+          },
         }),
     });
     return Promise.resolve({

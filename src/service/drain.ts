@@ -3,7 +3,8 @@
  * sessions and requests (the registry answers 503, so balancers retry elsewhere and relays move),
  * waits for the requests in flight for at most the bound (`serve.drain_seconds`), then refuses
  * what it held and, if clients were attached, keeps answering 503 for a moment so they find out
- * before the port closes. A second stop request cuts the wait short. Time comes from `clock`.
+ * before the port closes (past the bound, only long enough for the cut calls' answers to go out).
+ * A second stop request cuts the wait short. Time comes from `clock`.
  */
 
 export interface Drainable {
@@ -20,6 +21,8 @@ export interface DrainClock {
 
 /** After the calls finished, attached clients get this long of 503s before the port closes. */
 export const LINGER_MS = 1000;
+/** Past the bound, the answers saying calls were cut get this long to go out. */
+export const FLUSH_MS = 200;
 
 export interface DrainOutcome {
   /** Every request in flight finished within the bound. */
@@ -48,7 +51,7 @@ export async function drain(
     const cut = finished ? 0 : sessions.inFlight;
     d.end();
     sessions.closeAll();
-    const linger = Math.min(LINGER_MS, deadline - clock.now());
+    const linger = Math.max(cut > 0 ? FLUSH_MS : 0, Math.min(LINGER_MS, deadline - clock.now()));
     if (attached && linger > 0 && !hurry.aborted) await clock.sleep(linger, waits.signal).catch(() => {});
     return { finished, cut };
   } finally {

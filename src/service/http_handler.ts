@@ -190,7 +190,11 @@ export function createHandler(
     }
     const read = req.method === "POST" ? await readBody(req) : { body: undefined };
     if ("response" in read) return read.response;
-    info.keepOpen(); // a call may take longer than an idle connection may last
-    return routes.mcp(req, read.body, info);
+    const release = info.keepOpen(); // a call may take longer than an idle connection may last
+    try {
+      return await routes.mcp(req, read.body, info);
+    } finally {
+      release();
+    }
   };
 }

@@ -217,14 +217,22 @@ export class HttpSessionTransport implements Transport {
   }
 
   /**
-   * End the session: every stream closes. A request still running gets no answer here: its client
-   * sees the connection end and decides (a relay retries reads and calls the rest uncertain).
+   * End the session: every stream closes, and a POST still waiting for its answer gets a 500
+   * saying its outcome is unknown (not a 404 or 503, which would tell a client it never ran).
    */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     this.#standalone?.close();
     for (const ex of [...this.#exchanges.values()]) {
+      ex.decide?.(
+        jsonRpcError(
+          500,
+          ErrorCode.InternalError,
+          "the session ended while this request ran; whether it took effect is unknown",
+        ),
+      );
+      ex.decide = undefined;
       ex.sse?.close();
       this.#drop(ex);
     }

@@ -211,12 +211,13 @@ describe("service: idle connections", { skip: req.skip }, () => {
     tmp.cleanup();
   });
 
-  it("an idle keep-alive connection is closed by the service", async () => {
+  it("an idle keep-alive connection is closed by the service, after /health or an MCP request alike", async () => {
     const idle = await idleConnections(portOf(svc), 1);
-    assert.equal(idle.answered, 1);
-    await waitFor(() => idle.open() === 0, {
+    const mcp = await idleConnections(portOf(svc), 1, { head: mcpPost(svc.token), body: INITIALIZE });
+    assert.equal(idle.answered + mcp.answered, 2);
+    await waitFor(() => idle.open() + mcp.open() === 0, {
       timeoutMs: 90_000,
-      what: "the service to close the idle connection",
+      what: "the service to close the idle connections",
     });
   });
 

@@ -107,23 +107,46 @@ describe("service: graceful drain on SIGTERM", () => {
     await client.close().catch(() => {});
   });
 
-  it("a call longer than serve.drain_seconds is cut at the bound: the tool is stopped, exit 0", async () => {
+  it("calls longer than serve.drain_seconds are cut at the bound: the tools are stopped, their outcome unknown; exit 0", async () => {
     const dir = path.join(tmp.path, "b");
     writeAdapter(dir, "  drain_seconds: 2\n");
     const { svc, ep } = await serveIn(dir, reaper);
+    const port = Number(new URL(ep.url).port);
+    // a streamed answer (the SDK client's), and a plain JSON one (a client that takes JSON only)
     const client = await connectHttp(ep);
-    const call = client.callTool({ name: "endless", arguments: {} }).then(() => "answered", (e) => String(e));
-    const endless = await waitFor(
-      () => descendants(svc.pid).find((p) => /(^|\/)sleep 300$/.test(cmdline(p))),
-      { timeoutMs: 20_000, what: "the endless tool to run" },
+    const streamed = client.callTool({ name: "endless", arguments: {} }).then(
+      () => "answered",
+      (e) => String(e),
     );
+    const init = await rawRequest(port, mcpPost(ep.token), INITIALIZE);
+    const sid = init.headers["mcp-session-id"];
+    const plain = rawRequest(
+      port,
+      `${
+        mcpPost(ep.token).replace("application/json, text/event-stream", "application/json")
+      }\r\nmcp-session-id: ${sid}`,
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "endless", arguments: {} },
+      }),
+      60_000,
+    );
+    const endless = await waitFor(() => {
+      const running = descendants(svc.pid).filter((p) => /(^|\/)sleep 300$/.test(cmdline(p)));
+      return running.length === 2 ? running : undefined;
+    }, { timeoutMs: 20_000, what: "both endless calls to run" });
     process.kill(svc.pid, "SIGTERM"); // not child.kill: Deno then reports that signal, not the exit code
     assert.equal(await svc.exited, 0, svc.stderr());
-    assert.equal(alive(endless), false, "the cut tool's process is stopped");
-    assert.match(svc.stderr(), /1 request\(s\) still running after the wait/);
-    // the client sees its stream end without an answer (its SDK retries the stream, then times out)
+    assert.ok(endless.every((p) => !alive(p)), "the cut tools' processes are stopped");
+    assert.match(svc.stderr(), /2 request\(s\) still running after the wait/);
+    const cut = await plain;
+    assert.equal(cut.status, 500, cut.body);
+    assert.match(JSON.parse(cut.body).error.message, /whether it took effect is unknown/);
+    // the streamed one sees its stream end without an answer (its SDK retries the stream, then times out)
     assert.notEqual(
-      await Promise.race([call, new Promise((r) => setTimeout(() => r("unanswered"), 200))]),
+      await Promise.race([streamed, new Promise((r) => setTimeout(() => r("unanswered"), 200))]),
       "answered",
     );
     await client.close().catch(() => {});

@@ -60,19 +60,25 @@ export function rawRequest(port: number, head: string, body = "", timeoutMs = 10
 }
 
 /**
- * `n` connections that each send one keep-alive request and then stay idle; resolves once each
- * has its answer or was refused. `close()` ends them all.
+ * `n` connections that each send one keep-alive request (by default `GET /health`; else `head`
+ * and `body`) and then stay idle; resolves once each has its answer or was refused. `close()`
+ * ends them all.
  */
 export async function idleConnections(
   port: number,
   n: number,
+  request?: { head: string; body: string },
 ): Promise<{ answered: number; close(): void; open(): number }> {
+  const text = request
+    ? `${request.head}\r\nconnection: keep-alive\r\ncontent-length: ${
+      Buffer.byteLength(request.body)
+    }\r\n\r\n${request.body}`
+    : "GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: keep-alive\r\n\r\n";
   const socks: Socket[] = [];
   let answered = 0;
   await Promise.all(Array.from({ length: n }, () =>
     new Promise<void>((resolve) => {
-      const sock = connect(port, "127.0.0.1", () =>
-        sock.write("GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: keep-alive\r\n\r\n"));
+      const sock = connect(port, "127.0.0.1", () => sock.write(text));
       socks.push(sock);
       const timer = setTimeout(resolve, 10_000);
       sock.once("data", () => (answered++, clearTimeout(timer), resolve()));

@@ -8,7 +8,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ToolSlots } from "../../../src/mcp/tool_slots.ts";
-import { drain, type Drainable, type DrainClock, LINGER_MS } from "../../../src/service/drain.ts";
+import { drain, type Drainable, type DrainClock, FLUSH_MS, LINGER_MS } from "../../../src/service/drain.ts";
 import { EventStore } from "../../../src/service/event_store.ts";
 import { healthAnswer, type HealthFacts, liveAnswer } from "../../../src/service/health.ts";
 import { requestPath } from "../../../src/service/http_handler.ts";
@@ -93,12 +93,12 @@ describe("drain", () => {
     assert.equal(slept.at(-1), LINGER_MS);
   });
 
-  it("calls past the bound are cut at the bound, with no linger after it", async () => {
+  it("calls past the bound are cut at the bound; only their answers get a moment to go out", async () => {
     const s = fakeSessions(3);
     const { clock, slept, at } = fakeClock();
     assert.deepEqual(await drain(s, 2000, clock, new AbortController().signal), { finished: false, cut: 3 });
-    assert.deepEqual(slept, [2000]);
-    assert.equal(at(), 2000);
+    assert.deepEqual(slept, [2000, FLUSH_MS]);
+    assert.equal(at(), 2000 + FLUSH_MS);
   });
 
   it("nothing attached and nothing in flight: done at once, no linger", async () => {
