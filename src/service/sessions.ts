@@ -63,6 +63,8 @@ export class SessionRegistry {
   readonly #sessions = new Map<string, Entry>();
   readonly #sweeper: ReturnType<typeof setInterval>;
   #active = 0;
+  /** Sessions being opened (initialize not answered yet). */
+  #opening = 0;
   #onActive?: (active: number) => void;
   #draining = false;
   #drained?: () => void;
@@ -115,7 +117,7 @@ export class SessionRegistry {
         return jsonRpcError(400, HTTP_REFUSED, "Bad Request: no mcp-session-id; send initialize first");
       }
       if (this.#draining) return draining("start the session on another replica");
-      if (this.#sessions.size >= this.#limits.maxSessions) {
+      if (this.#sessions.size + this.#opening >= this.#limits.maxSessions) {
         return jsonRpcError(
           503,
           HTTP_REFUSED,
@@ -123,7 +125,12 @@ export class SessionRegistry {
           { "retry-after": "5" },
         );
       }
-      return this.#open(req, body);
+      this.#opening++; // a place is taken before the first await: concurrent initializes count too
+      try {
+        return await this.#open(req, body);
+      } finally {
+        this.#opening--;
+      }
     }
     const entry = this.#sessions.get(sid);
     if (!entry) {

@@ -130,6 +130,24 @@ describe("service: caps answer at once with a clear error", () => {
     tmp.cleanup();
   });
 
+  it("sessions: a burst of initialize requests at once takes no more than serve.max_sessions", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () => rawRequest(portOf(svc), mcpPost(svc.token), INITIALIZE)),
+    );
+    const taken = answers.filter((a) => a.status === 200);
+    assert.equal(taken.length, 3, answers.map((a) => a.status).join(" "));
+    assert.ok(answers.every((a) => a.status === 200 || a.status === 503));
+    for (const a of taken) {
+      const ended = await rawRequest(
+        portOf(svc),
+        `DELETE /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${svc.token}\r\nmcp-session-id: ${
+          a.headers["mcp-session-id"]
+        }`,
+      );
+      assert.equal(ended.status, 200);
+    }
+  });
+
   it("sessions: past serve.max_sessions, initialize gets 503 naming the cap; a closed session frees a place", async () => {
     const clients = await Promise.all(Array.from({ length: 3 }, () => connectHttp(svc)));
     const extra = await rawRequest(
