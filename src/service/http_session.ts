@@ -138,7 +138,8 @@ export class HttpSessionTransport implements Transport {
       for (const m of messages) this.onmessage?.(m);
       return new Response(null, { status: 202 });
     }
-    if (requests.some((r) => this.#byRequest.has(r.id))) {
+    const ids = new Set(requests.map((r) => r.id));
+    if (ids.size < requests.length || requests.some((r) => this.#byRequest.has(r.id))) {
       return jsonRpcError(
         400,
         ErrorCode.InvalidRequest,
@@ -147,7 +148,7 @@ export class HttpSessionTransport implements Transport {
     }
     const ex: Exchange = {
       stream: `${++this.#streamSeq}`,
-      pending: new Set(requests.map((r) => r.id)),
+      pending: ids,
       batch,
       answers: [],
       jsonOnly: !sse,
@@ -156,16 +157,18 @@ export class HttpSessionTransport implements Transport {
     this.#exchanges.set(ex.stream, ex);
     this.requests += requests.length;
     this.onchange?.();
-    const answer = json
-      ? new Promise<Response>((resolve) => {
-        ex.decide = resolve;
-        if (!ex.jsonOnly) ex.timer = setTimeout(() => this.#toStream(ex), this.#opts.jsonWaitMs);
-      })
-      : undefined;
+    if (!json) {
+      // the client takes only a stream
+      this.#toStream(ex);
+      for (const m of messages) this.onmessage?.(m);
+      return ex.sse!.response;
+    }
+    const answer = new Promise<Response>((resolve) => {
+      ex.decide = resolve;
+      if (!ex.jsonOnly) ex.timer = setTimeout(() => this.#toStream(ex), this.#opts.jsonWaitMs);
+    });
     for (const m of messages) this.onmessage?.(m);
-    if (answer) return await answer;
-    this.#toStream(ex);
-    return ex.sse!.response;
+    return await answer;
   }
 
   handleGet(req: Request): Response {

@@ -124,6 +124,22 @@ mcp_servers:
     assert.match(JSON.stringify(body.result), /simple text response/);
   });
 
+  it("a client that takes only a stream gets one, even for an answer that comes at once", async () => {
+    const res = await fetch(svc.url, {
+      method: "POST",
+      headers: { ...headers, accept: "text/event-stream" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: ++nextId,
+        method: "tools/call",
+        params: { name: "test_simple_text", arguments: {} },
+      }),
+    });
+    assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
+    const events = await readEvents(res, (e) => e.data.includes('"result"'));
+    assert.equal(JSON.parse(events.at(-1)!.data).id, nextId);
+  });
+
   it("a call that reports progress streams: the progress events, then its answer", async () => {
     const res = await call("test_tool_with_progress", { progressToken: "p1" });
     assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
