@@ -6,20 +6,20 @@
  * call that streams keeps streaming and one that does not costs no SSE. SSE events are kept in a
  * bounded event store: a client whose stream dropped (or that the service closed after
  * `streamSeconds`, SEP-1699 polling) resumes it with GET and `Last-Event-ID`. Messages are checked
- * for shape only (the session server validates what it handles). Owned by the session registry,
- * which routes by session id and decides whether a request is taken at all.
+ * for shape only (http_checks.ts; the session server validates what it handles). Owned by the
+ * session registry, which routes by session id and decides whether a request is taken at all.
  */
 import {
   ErrorCode,
   type JSONRPCMessage,
   LATEST_PROTOCOL_VERSION,
   type RequestId,
-  SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { EventStore } from "./event_store.ts";
+import { checkGet, checkPost } from "./http_checks.ts";
 import { HTTP_REFUSED, jsonRpcError } from "./http_errors.ts";
-import { isMessage, isRequest, isResponse } from "./jsonrpc_shape.ts";
+import { isRequest, isResponse } from "./jsonrpc_shape.ts";
 import { SseStream } from "./sse.ts";
 
 export interface StreamOptions {
@@ -94,46 +94,13 @@ export class HttpSessionTransport implements Transport {
   }
 
   async handlePost(req: Request, body: unknown): Promise<Response> {
-    const accept = req.headers.get("accept") ?? "";
-    const any = accept.includes("*/*");
-    const json = any || accept.includes("application/json");
-    const sse = any || accept.includes("text/event-stream");
-    if (!json && !sse) {
-      return jsonRpcError(406, HTTP_REFUSED, "Not Acceptable: accept application/json and text/event-stream");
-    }
-    if (!/^application\/json\s*(;|$)/i.test(req.headers.get("content-type") ?? "")) {
-      return jsonRpcError(415, HTTP_REFUSED, "Unsupported Media Type: Content-Type must be application/json");
-    }
-    const batch = Array.isArray(body);
-    const messages = (batch ? body : [body]) as unknown[];
-    if (messages.length === 0 || !messages.every(isMessage)) {
-      return jsonRpcError(400, ErrorCode.InvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message");
-    }
-    const init = messages.filter(isRequest).find((m) => m.method === "initialize");
-    if (init) {
-      if (this.#initialized) {
-        return jsonRpcError(
-          400,
-          ErrorCode.InvalidRequest,
-          "Invalid Request: the session is already initialized",
-        );
-      }
-      if (messages.length > 1) {
-        return jsonRpcError(400, ErrorCode.InvalidRequest, "Invalid Request: initialize must come alone");
-      }
-      const asked = (init.params as { protocolVersion?: unknown } | undefined)?.protocolVersion;
-      this.#protocol = SUPPORTED_PROTOCOL_VERSIONS.includes(asked as string)
-        ? asked as string
-        : this.#protocol;
+    const post = checkPost(req, body, this.#initialized);
+    if ("refused" in post) return post.refused;
+    const { messages, requests, batch, json, sse } = post;
+    if (post.initializes) {
+      this.#protocol = post.initializes;
       this.#initialized = true;
-    } else {
-      if (!this.#initialized) {
-        return jsonRpcError(400, HTTP_REFUSED, "Bad Request: the session is not initialized");
-      }
-      const bad = this.#badVersion(req);
-      if (bad) return bad;
     }
-    const requests = messages.filter(isRequest);
     if (requests.length === 0) {
       for (const m of messages) this.onmessage?.(m);
       return new Response(null, { status: 202 });
@@ -172,11 +139,8 @@ export class HttpSessionTransport implements Transport {
   }
 
   handleGet(req: Request): Response {
-    if (!(req.headers.get("accept") ?? "").includes("text/event-stream")) {
-      return jsonRpcError(406, HTTP_REFUSED, "Not Acceptable: accept text/event-stream");
-    }
-    const bad = this.#badVersion(req);
-    if (bad) return bad;
+    const refused = checkGet(req);
+    if (refused) return refused;
     const last = req.headers.get("last-event-id");
     if (last) return this.#resume(last);
     if (this.#standalone) {
@@ -242,16 +206,6 @@ export class HttpSessionTransport implements Transport {
     this.#byRequest.clear();
     this.onchange?.();
     this.onclose?.();
-  }
-
-  #badVersion(req: Request): Response | undefined {
-    const v = req.headers.get("mcp-protocol-version");
-    if (v === null || SUPPORTED_PROTOCOL_VERSIONS.includes(v)) return undefined;
-    return jsonRpcError(
-      400,
-      HTTP_REFUSED,
-      `Bad Request: unsupported protocol version ${v} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`,
-    );
   }
 
   #open(): SseStream {
