@@ -2,7 +2,8 @@
  * The standalone service's pure parts: the bounded event store (ids, bounds, what a resume gets),
  * the drain sequence on a fake clock (finished, cut at the bound, hurried, the linger only when
  * clients were attached), request paths without a usable Host, what /health shows to whom, and
- * the bound on command-tool processes. The parts run together against real sockets in
+ * the checks a POST or GET passes before anything runs, and the bound on command-tool processes.
+ * The parts run together against real sockets in
  * tests/e2e/service_*.test.ts.
  */
 import { describe, it } from "node:test";
@@ -11,6 +12,7 @@ import { ToolSlots } from "../../../src/mcp/tool_slots.ts";
 import { drain, type Drainable, type DrainClock, FLUSH_MS, LINGER_MS } from "../../../src/service/drain.ts";
 import { EventStore } from "../../../src/service/event_store.ts";
 import { healthAnswer, type HealthFacts, liveAnswer } from "../../../src/service/health.ts";
+import { checkGet, checkPost } from "../../../src/service/http_checks.ts";
 import { requestPath } from "../../../src/service/http_handler.ts";
 
 describe("EventStore", () => {
@@ -132,6 +134,62 @@ describe("requestPath", () => {
     assert.equal(requestPath("http://a b/health"), "/health");
     assert.equal(requestPath("http:///mcp#x"), "/mcp");
     assert.equal(requestPath("http://host"), "/");
+  });
+});
+
+describe("checkPost and checkGet", () => {
+  const post = (headers: Record<string, string>) =>
+    new Request("http://127.0.0.1/mcp", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        ...headers,
+      },
+    });
+  const init = (v: unknown) => ({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: v, capabilities: {}, clientInfo: { name: "t", version: "0" } },
+  });
+  const status = (v: ReturnType<typeof checkPost>) => ("refused" in v ? v.refused.status : 0);
+
+  it("refuses what a client cannot take or did not send as JSON-RPC", () => {
+    assert.equal(status(checkPost(post({ accept: "text/html" }), init("2025-06-18"), false)), 406);
+    assert.equal(status(checkPost(post({ "content-type": "text/plain" }), init("2025-06-18"), false)), 415);
+    for (const bad of [[], 42, "x", { jsonrpc: "1.0", method: "ping", id: 1 }, { jsonrpc: "2.0", id: {} }]) {
+      assert.equal(status(checkPost(post({}), bad, true)), 400, JSON.stringify(bad));
+    }
+  });
+
+  it("initialize: alone, once, settling the protocol version (the latest for one it does not speak)", () => {
+    const ok = checkPost(post({}), init("2025-06-18"), false);
+    assert.ok(!("refused" in ok) && ok.initializes === "2025-06-18");
+    const unknown = checkPost(post({}), init("1999-01-01"), false);
+    assert.ok(!("refused" in unknown) && unknown.initializes === "2025-11-25");
+    assert.equal(status(checkPost(post({}), init("2025-06-18"), true)), 400);
+    assert.equal(
+      status(checkPost(post({}), [init("2025-06-18"), { jsonrpc: "2.0", method: "ping", id: 2 }], false)),
+      400,
+    );
+  });
+
+  it("later requests: only in an initialized session, with a protocol version hermit speaks", () => {
+    const ping = { jsonrpc: "2.0", method: "ping", id: 2 };
+    assert.equal(status(checkPost(post({}), ping, false)), 400);
+    assert.equal(status(checkPost(post({ "mcp-protocol-version": "2099-01-01" }), ping, true)), 400);
+    const taken = checkPost(
+      post({ accept: "application/json" }),
+      [ping, { jsonrpc: "2.0", method: "x/y" }],
+      true,
+    );
+    assert.ok(
+      !("refused" in taken) && taken.batch && taken.requests.length === 1 && taken.json && !taken.sse,
+    );
+    const get = (headers: Record<string, string>) => new Request("http://127.0.0.1/mcp", { headers });
+    assert.equal(checkGet(get({ accept: "application/json" }))?.status, 406);
+    assert.equal(checkGet(get({ accept: "text/event-stream" })), undefined);
   });
 });
 
