@@ -286,7 +286,17 @@ function serveConfig(
   // DESIGN.md's own example sets host_launch and instructions on a session adapter: harmless, so
   // worth a word, not a refusal.
   if (lifecycle === "session") {
-    for (const key of ["host_launch", "instructions", "idle_shutdown_seconds"] as const) {
+    for (
+      const key of [
+        "host_launch",
+        "instructions",
+        "idle_shutdown_seconds",
+        "drain_seconds",
+        "stream_seconds",
+        "max_sessions",
+        "max_connections",
+      ] as const
+    ) {
       if (s[key] !== undefined) {
         warnings.push(
           src.issue(
@@ -306,5 +316,10 @@ function serveConfig(
     instructions: s.instructions,
     idleShutdownSeconds: s.idle_shutdown_seconds ?? DEFAULTS.idleShutdownSeconds,
     port: s.port,
+    drainSeconds: s.drain_seconds ?? DEFAULTS.drainSeconds,
+    streamSeconds: s.stream_seconds ?? 0,
+    maxSessions: s.max_sessions ?? DEFAULTS.maxSessions,
+    maxConnections: s.max_connections ?? DEFAULTS.maxConnections,
+    maxToolProcesses: s.max_tool_processes ?? DEFAULTS.maxToolProcesses,
   };
 }

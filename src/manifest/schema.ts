@@ -130,6 +130,11 @@ export const serveSchema = z.strictObject({
   instructions: str("a file in the adapter, e.g. instructions: SERVICE.md").optional(),
   idle_shutdown_seconds: seconds.optional(),
   port: port(0).optional(),
+  drain_seconds: seconds.optional(),
+  stream_seconds: seconds.optional(),
+  max_sessions: count("sessions", 1).optional(),
+  max_connections: count("connections", 1).optional(),
+  max_tool_processes: count("processes", 1).optional(),
 }, mapping("serve fields, e.g. serve: { command: hermit serve . }"));
 
 export const exportsSchema = z.strictObject({

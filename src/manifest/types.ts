@@ -15,6 +15,12 @@ export const DEFAULTS = {
   keepaliveSeconds: 180,
   keepaliveFloorSeconds: 5,
   idleShutdownSeconds: 300,
+  /** Standalone service: how long a SIGTERM waits for calls in flight (below Kubernetes' 30 s grace). */
+  drainSeconds: 20,
+  maxSessions: 256,
+  /** Requests open at once (event streams included), well under a 1024-descriptor limit. */
+  maxConnections: 512,
+  maxToolProcesses: 32,
   sampling: { enabled: true, maxRpm: 10, timeoutSeconds: 30, maxTokensCap: 4096, maxToolRounds: 5 },
   elicitation: { enabled: true, timeoutSeconds: 300 },
 } as const;
@@ -126,6 +132,14 @@ export interface ServeConfig {
   instructions?: string;
   idleShutdownSeconds: number;
   port?: number;
+  /** SIGTERM: finish the calls in flight for at most this long, then stop. */
+  drainSeconds: number;
+  /** An SSE answer stays open at most this long; the client resumes it (SEP-1699). 0: no limit. */
+  streamSeconds: number;
+  maxSessions: number;
+  maxConnections: number;
+  /** Command-tool processes running at once, in either lifecycle. */
+  maxToolProcesses: number;
 }
 
 export interface Manifest {

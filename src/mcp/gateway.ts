@@ -24,6 +24,7 @@ import { log } from "../log.ts";
 import type { CommandTool, Manifest, Upstream } from "../manifest/types.ts";
 import { CommandRefused, runCommandTool } from "./command_tool.ts";
 import { activeSources } from "./catalog.ts";
+import { ToolSlots } from "./tool_slots.ts";
 import { capabilitiesOf, Catalog, type CatalogEntry, type SelfCheck } from "./gateway_catalog.ts";
 import { ContentRouter } from "./gateway_content.ts";
 import { askApproval, type CallContext, ServerRequests, type SessionPeer } from "./gateway_requests.ts";
@@ -89,6 +90,8 @@ export class Gateway {
   readonly #schemaCache?: SchemaCache;
   /** hermit.lock (gate 9): what it withholds, and the package versions it pins at spawn. */
   readonly lock: LockGate;
+  /** A bound on command-tool processes running at once (serve.max_tool_processes). */
+  readonly #toolSlots: ToolSlots;
   readonly #catalog: Catalog;
   readonly #opts: GatewayOptions;
   readonly #env: Readonly<Record<string, string | undefined>>;
@@ -109,6 +112,7 @@ export class Gateway {
       onChange: () => this.#emit("tools"),
     });
     this.#transports = new Transports(manifest, { ...opts, env: this.#env, pin: (u) => this.lock.pinFor(u) });
+    this.#toolSlots = new ToolSlots(manifest.serve.maxToolProcesses);
     const platform = opts.platform ?? process.platform;
     this.#schemaCache = opts.schemaCache === null ? undefined : opts.schemaCache ??
       defaultSchemaCache(manifest.dir, platform, this.#env);
@@ -284,7 +288,10 @@ export class Gateway {
       try {
         return {
           result: sanitizeResult(
-            await runCommandTool(source.tool, args, this.#transports.commandContext(), ctx.signal),
+            await this.#toolSlots.run(
+              name,
+              () => runCommandTool(source.tool, args, this.#transports.commandContext(), ctx.signal),
+            ),
           ),
           refused: false,
         };

@@ -1,5 +1,6 @@
 /**
- * `hermit status DIR` and `hermit stop DIR`: read the endpoint file, ask the service.
+ * `hermit status DIR` and `hermit stop DIR`: read the endpoint file, ask the service. A stop lets
+ * the service drain (it reports its bound in /health) before it is killed.
  */
 import process from "node:process";
 import { isAlive } from "../platform/proc.ts";
@@ -46,8 +47,14 @@ export async function serviceStatus(dir: string): Promise<ServiceStatus> {
 
 export type StopResult = { stopped: true; pid: number } | { stopped: false; why: string };
 
-/** Ask the service to stop (with its token), wait for it to exit; a stale endpoint is removed. */
-export async function stopService(dir: string, timeoutMs = 15_000): Promise<StopResult> {
+/** Beyond the service's drain bound, how long a stop waits before it kills. */
+const STOP_MARGIN_MS = 15_000;
+
+/**
+ * Ask the service to stop (with its token), wait for it to exit — its drain bound plus a margin
+ * for stopping its upstreams — and kill it past that; a stale endpoint is removed.
+ */
+export async function stopService(dir: string): Promise<StopResult> {
   const ep = readEndpoint(dir);
   if (!ep) return { stopped: false, why: "no service is running (no .serve/endpoint)" };
   const live = await checkEndpoint(ep);
@@ -56,7 +63,7 @@ export async function stopService(dir: string, timeoutMs = 15_000): Promise<Stop
     return { stopped: false, why: `no service is running (removed a stale endpoint: ${live.why})` };
   }
   await requestStop(ep);
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + (live.health.drain_seconds ?? 0) * 1000 + STOP_MARGIN_MS;
   while (isAlive(ep.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   if (isAlive(ep.pid)) {
     try {

@@ -38,10 +38,13 @@ export interface UpstreamStatus {
   lastError?: string;
 }
 
-/** What `GET /health` answers (open, no token needed). */
+/** What `GET /health` answers with the token (without it: only `status`). */
 export interface Health {
-  /** starting: bound, upstreams still starting (MCP requests wait); degraded: some upstream is down. */
-  status: "starting" | "ok" | "degraded";
+  /**
+   * starting: bound, upstreams still starting (MCP requests wait); degraded: some upstream is down;
+   * draining: stopping, finishing the calls in flight (503, like starting).
+   */
+  status: "starting" | "ok" | "degraded" | "draining";
   adapter: string;
   version: string;
   pid: number;
@@ -50,6 +53,10 @@ export interface Health {
   host_launched: boolean;
   tools: number;
   upstreams: UpstreamStatus[];
+  /** How long a stop waits for calls in flight (`serve.drain_seconds`). */
+  drain_seconds?: number;
+  /** Per session: its requests so far and what is open (for sticky-session checks). */
+  sessions?: { session: string; client?: string; requests: number; in_flight: number; streams: number }[];
 }
 
 function endpointPath(adapterDir: string): string {
@@ -123,7 +130,10 @@ export async function checkEndpoint(ep: Endpoint, timeoutMs = 2000): Promise<Liv
     return { live: false, why: `pid ${ep.pid} now belongs to another process` };
   }
   try {
-    const res = await fetch(new URL("/health", ep.url), { signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(new URL("/health", ep.url), {
+      headers: { authorization: `Bearer ${ep.token}` }, // the details (its pid) are the operator's
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     if (!res.ok) {
       await res.body?.cancel().catch(() => {});
       return { live: false, why: `/health answered ${res.status}` };

@@ -2,8 +2,9 @@
  * The MCP conformance suite (@modelcontextprotocol/conformance, every server scenario) against
  * hermit's standalone HTTP service, which re-exports an upstream built to the suite's
  * requirements. The suite cannot send a bearer token, so a loopback proxy adds it; Host and Origin
- * pass through, so DNS-rebinding protection is hermit's own. The suite needs Node ≥ 22, so it runs
- * under Bun.
+ * pass through, so DNS-rebinding protection is hermit's own. `serve.stream_seconds: 1` makes
+ * hermit close a streamed answer after a second, which `server-sse-polling` (SEP-1699) needs to
+ * exercise resumption with Last-Event-ID. The suite needs Node ≥ 22, so it runs under Bun.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -29,6 +30,7 @@ const TOOLS = [
   "test_elicitation_sep1034_defaults",
   "test_elicitation_sep1330_enums",
   "json_schema_2020_12_tool",
+  "test_reconnection",
 ];
 
 describe("MCP conformance suite against the standalone service", () => {
@@ -45,6 +47,8 @@ mcp_servers:
   everything:
     command: node
     args: [${JSON.stringify(path.join(fixtures, "servers", "conformance_everything.mjs"))}]
+serve:
+  stream_seconds: 1
 `,
     );
     const svc = await startService(tmp.path, {}, { reaper });
@@ -83,6 +87,7 @@ mcp_servers:
         "tools-call-elicitation",
         "resources-subscribe",
         "dns-rebinding-protection",
+        "server-sse-polling",
       ]
     ) {
       assert.match(out, new RegExp(`✓ ${scenario}: [1-9]\\d* passed, 0 failed`), scenario);

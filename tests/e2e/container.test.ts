@@ -146,10 +146,14 @@ describe("the Dockerfile's layout, in a chroot", { skip: req.skip }, () => {
     assert.match(stderr, /without TLS/, "a non-loopback bind warns about TLS");
   });
 
-  it("answers /health without a token and refuses /mcp without one", async () => {
+  it("answers /health without a token (its status; the details with it) and refuses /mcp without one", async () => {
     const health = await fetch(`http://127.0.0.1:${port}/health`);
     assert.equal(health.status, 200);
-    const body = await health.json() as { status: string; adapter: string; tools: number };
+    assert.deepEqual(await health.json(), { status: "ok" });
+    const full = await fetch(`http://127.0.0.1:${port}/health`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const body = await full.json() as { status: string; adapter: string; tools: number };
     assert.deepEqual([body.status, body.adapter, body.tools], ["ok", "boxed", 1]);
     const anon = await fetch(`http://127.0.0.1:${port}/mcp`, {
       method: "POST",

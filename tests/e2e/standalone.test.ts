@@ -106,8 +106,11 @@ describe("standalone service in the foreground", () => {
     assert.equal(statSync(path.join(tmp.path, ".serve")).mode & 0o777, 0o700);
   });
 
-  it("answers /health without a token, with upstream state", async () => {
-    const health = await (await fetch(new URL("/health", url))).json();
+  it("answers /health: the status to anyone, upstream state with the token", async () => {
+    assert.deepEqual(await (await fetch(new URL("/health", url))).json(), { status: "ok" });
+    const health =
+      await (await fetch(new URL("/health", url), { headers: { authorization: `Bearer ${token}` } }))
+        .json();
     assert.equal(health.status, "ok");
     assert.equal(health.pid, pid);
     assert.equal(health.upstreams[0].name, "memory");
@@ -153,7 +156,9 @@ describe("standalone service in the foreground", () => {
         /"shared"/,
       );
     }
-    const health = await (await fetch(new URL("/health", url))).json();
+    const health =
+      await (await fetch(new URL("/health", url), { headers: { authorization: `Bearer ${token}` } }))
+        .json();
     assert.ok(health.clients >= 5, `clients ${health.clients}`);
     assert.equal(memoryPids(tmp.path).length, 1);
     await Promise.all(clients.map((c) => c.close()));

@@ -38,7 +38,8 @@ serve:`),
 
 async function health(dir: string): Promise<{ clients: number; pid: number }> {
   const ep = readEndpointFile(dir)!;
-  return await (await fetch(new URL("/health", ep.url))).json();
+  return await (await fetch(new URL("/health", ep.url), { headers: { authorization: `Bearer ${ep.token}` } }))
+    .json();
 }
 
 describe("standalone: 32 relays, one service", () => {

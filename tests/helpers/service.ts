@@ -6,7 +6,8 @@
  * token, and the processes that make up a service.
  */
 import { spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -32,6 +33,7 @@ export function writeStandaloneAdapter(
   dir: string,
   opts: { hostLaunch?: boolean; idle?: number; name?: string } = {},
 ): void {
+  mkdirSync(dir, { recursive: true });
   writeFileSync(
     path.join(dir, "hermit.yaml"),
     `name: ${opts.name ?? "shared"}
@@ -53,6 +55,56 @@ serve:
   writeFileSync(path.join(dir, "SERVICE.md"), "Run it with hermit serve . --standalone\n");
 }
 
+/** The manifest lines for the memory server of the adapter in `dir`, offering `tools`. */
+export function memoryUpstream(dir: string, tools: string[]): string {
+  return `  memory:
+    command: node
+    args: [${JSON.stringify(memoryServer)}]
+    env: { MEMORY_FILE_PATH: "${path.join(dir, "graph.jsonl")}" }
+    tools: { include: [${tools.join(", ")}], resources: false }
+`;
+}
+
+/**
+ * A standalone adapter in `dir` (made if missing), with its SERVICE.md: `body` holds its exports,
+ * mcp_servers and tools; `serve` more serve keys. No relay may launch it (host_launch: false).
+ */
+export function writeServiceAdapter(dir: string, name: string, body: string, serve = ""): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    path.join(dir, "hermit.yaml"),
+    `name: ${name}\n${body}serve:\n  lifecycle: standalone\n  host_launch: false\n  instructions: SERVICE.md\n${serve}`,
+  );
+  writeFileSync(path.join(dir, "SERVICE.md"), "hermit serve . --standalone\n");
+}
+
+/** `hermit ARGS` (a service), tracked by `reaper`, with its stderr and its exit: the code, else the signal. */
+export function launchHermit(args: string[], reaper: Reaper) {
+  const child = spawn(hermitBin(), args, {
+    env: hermitEnv() as Record<string, string>,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  reaper.track(child.pid);
+  let err = "";
+  child.stderr!.setEncoding("utf8").on("data", (d) => (err += d));
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.once("exit", (code, sig) => resolve(code ?? sig))
+  );
+  return { child, pid: child.pid!, exited, stderr: () => err };
+}
+
+/** The endpoint the service `pid` writes into `dir`, once it has. */
+export async function endpointOf(
+  dir: string,
+  pid: number,
+  stderr: () => string = () => "",
+): Promise<Endpoint> {
+  return await waitFor(() => {
+    const ep = readEndpointFile(dir);
+    return ep?.pid === pid ? ep : undefined;
+  }, { timeoutMs: 60_000, what: () => `the service's endpoint file (stderr: ${stderr()})` });
+}
+
 export function readEndpointFile(dir: string): Endpoint | undefined {
   try {
     return JSON.parse(readFileSync(path.join(dir, ".serve", "endpoint"), "utf8"));
@@ -72,17 +124,19 @@ export interface Service {
 }
 
 /**
- * `hermit serve DIR --standalone [args]` in the foreground, in this process's environment plus
- * `env` (with hermitEnv's HERMIT_HOME), tracked by `opts.reaper` from the moment it is spawned;
+ * `hermit serve DIR --standalone [args]` in the foreground (behind `opts.prefix`, e.g. `prlimit …`,
+ * which must exec it), in this process's environment plus `env` (with hermitEnv's HERMIT_HOME),
+ * tracked by `opts.reaper` from the moment it is spawned;
  * ready once DIR/.serve/endpoint names its pid. When that does not happen in time (or it exits
  * first) it is killed and the promise rejects.
  */
 export async function startService(
   dir: string,
   env: Record<string, string | undefined> = {},
-  opts: { reaper?: Reaper; args?: string[]; timeoutMs?: number } = {},
+  opts: { reaper?: Reaper; args?: string[]; timeoutMs?: number; prefix?: string[] } = {},
 ): Promise<Service> {
-  const child = spawn(hermitBin(), ["serve", dir, "--standalone", ...(opts.args ?? [])], {
+  const argv = [...(opts.prefix ?? []), hermitBin(), "serve", dir, "--standalone", ...(opts.args ?? [])];
+  const child = spawn(argv[0], argv.slice(1), {
     env: hermitEnv({ ...process.env, ...env }) as Record<string, string>,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -166,6 +220,12 @@ export async function connectHttp(
   return client;
 }
 
+/** End a client's session (DELETE, as a relay does) and close it. */
+export async function endHttp(client: Client): Promise<void> {
+  await (client.transport as StreamableHTTPClientTransport | undefined)?.terminateSession().catch(() => {});
+  await client.close();
+}
+
 /** connectHttp by URL and token. */
 export function httpClient(url: string, token?: string): Promise<Client> {
   return connectHttp({ url, token });
@@ -183,4 +243,15 @@ export function servicePids(dir: string): number[] {
 /** Live memory-server processes started for the adapter in `dir`. */
 export function memoryPids(dir: string): number[] {
   return processesWhere({ cmdline: memoryServer, environ: graphFile(dir) });
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+    s.on("error", reject);
+  });
 }

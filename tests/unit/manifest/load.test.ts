@@ -140,6 +140,11 @@ describe("defaults", () => {
       instructions: undefined,
       idleShutdownSeconds: 300,
       port: undefined,
+      drainSeconds: 20,
+      streamSeconds: 0,
+      maxSessions: 256,
+      maxConnections: 512,
+      maxToolProcesses: 32,
     });
     assert.deepEqual(m.warnings, []);
   });

@@ -256,6 +256,11 @@ const goodServe = fc.oneof(
     instructions: relPath,
     idle_shutdown_seconds: fc.nat(10_000),
     port: fc.integer({ min: 0, max: 65535 }),
+    drain_seconds: fc.nat(600),
+    stream_seconds: fc.nat(600),
+    max_sessions: fc.integer({ min: 1, max: 10_000 }),
+    max_connections: fc.integer({ min: 1, max: 10_000 }),
+    max_tool_processes: fc.integer({ min: 1, max: 1000 }),
   }, { requiredKeys: [] }),
 );
 
