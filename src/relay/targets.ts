@@ -4,7 +4,7 @@
  * the lock when `serve.host_launch` allows, exit 5 with the seed's one line when it does not), or
  * a service at a given URL (its Host and token checked once at start-up; a 401 or 403 ends the
  * relay with one line naming the cause and the fix). The launcher, the lock and the schema cache
- * are loaded only when a relay needs them.
+ * (and the warm answers, with the catalog and gates they use) are loaded only when a relay needs them.
  */
 import process from "node:process";
 import { Exit, HermitError } from "../errors.ts";
@@ -17,7 +17,6 @@ import { checkLaunchable } from "../service/serve_dir.ts";
 import type { ServiceAddress } from "./link.ts";
 import type { RelayTarget } from "./relay.ts";
 import { runRelay } from "./run.ts";
-import { warmAnswers } from "./warm.ts";
 
 const addressOf = (ep: Endpoint): ServiceAddress => ({ url: ep.url, token: ep.token });
 
@@ -52,6 +51,7 @@ export async function relayToLocal(m: Manifest, warmStart = true): Promise<numbe
   // no service yet: answer the host at once from the manifest and the cache while one starts
   if (!warmStart) return runRelay(target, undefined);
   const { defaultSchemaCache } = await import("../mcp/schema_cache.ts");
+  const { warmAnswers } = await import("./warm.ts");
   const cache = defaultSchemaCache(m.dir);
   return runRelay(
     target,
