@@ -14,6 +14,7 @@ import { TOKEN_VAR } from "../hosts/types.ts";
 import { setLogSink } from "../log.ts";
 import { resolveManifestPath } from "../manifest/paths.ts";
 import type { Manifest } from "../manifest/types.ts";
+import { withoutJit } from "../platform/no_jit.ts";
 import { readToken } from "../service/access.ts";
 import { stderrText } from "./io.ts";
 import { recallManifest } from "./plan.ts";
@@ -75,7 +76,7 @@ export async function relayFastPath(argv: readonly string[]): Promise<number | u
   const m = args && knownManifest(args.dir);
   if (!args || !m) return undefined;
   if (args.serveUrl === undefined && m.serve.lifecycle !== "standalone") return undefined;
-  lessJit();
+  if (!withoutJit()) lessJit(); // where the process cannot drop its JIT, it keeps it idle
   const stderr = stderrText();
   setLogSink(stderr.write);
   try {
