@@ -9,7 +9,8 @@
  * yet), and the new image takes the variables out of its environment again so that nothing it
  * starts (a service it launches) inherits them. Nowhere else: not under Deno or Bun running the
  * sources (their memory is not the point), not on Windows (no execve), not when the user set the
- * variable, and not when the exec fails (the relay then simply keeps its JIT).
+ * variable, and not when the exec fails (the relay then simply keeps its JIT). What needs the JIT
+ * (Bun's FFI, which the launch lock's flock goes through) asks `jitlessImage()` and runs elsewhere.
  */
 import process from "node:process";
 import { compiled, runtime } from "./runtime.ts";
@@ -20,6 +21,13 @@ const JIT_SWITCH = "BUN_JSC_useJIT";
 
 type Execve = (file: string, args: string[], env: Record<string, string>) => never;
 
+let jitless = false;
+
+/** Is this process the re-executed image, without the JIT (and so without Bun's FFI)? */
+export function jitlessImage(): boolean {
+  return jitless;
+}
+
 /**
  * In the re-executed image: forget the variables (true). Otherwise, where it applies, replace this
  * process with one without the JIT (does not return); false when it does not apply or failed.
@@ -28,6 +36,7 @@ export function withoutJit(env: Record<string, string | undefined> = process.env
   if (env[MARK] === "1") {
     delete env[MARK];
     delete env[JIT_SWITCH];
+    jitless = true;
     return true;
   }
   const execve = (process as unknown as { execve?: Execve }).execve;

@@ -10,6 +10,7 @@ import process from "node:process";
 import { Exit, HermitError } from "../errors.ts";
 import type { Manifest } from "../manifest/types.ts";
 import type { CatalogSources } from "../mcp/catalog.ts";
+import { jitlessImage } from "../platform/no_jit.ts";
 import { parseServeUrl, probeAccess, type Refusal, refusalMessage } from "../service/access.ts";
 import { type Endpoint, findService } from "../service/endpoint.ts";
 import { noServiceMessage } from "../service/messages.ts";
@@ -36,6 +37,12 @@ export async function relayToLocal(m: Manifest, warmStart = true): Promise<numbe
     locate: async () => {
       const found = await findService(m.dir);
       if (found || !m.serve.hostLaunch) return found && addressOf(found);
+      if (jitlessImage()) {
+        // the lock needs the JIT: a short-lived hermit with one launches (`launcher.ts`)
+        await (await import("./launcher.ts")).launchInChild(m);
+        const ep = await findService(m.dir);
+        return ep && addressOf(ep);
+      }
       const { findOrLaunch } = await import("../service/launch.ts");
       const ep = await findOrLaunch(m, true);
       return ep && addressOf(ep);
