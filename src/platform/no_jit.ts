@@ -13,7 +13,7 @@
  * (Bun's FFI, which the launch lock's flock goes through) asks `jitlessImage()` and runs elsewhere.
  */
 import process from "node:process";
-import { compiled, runtime } from "./runtime.ts";
+import { compiled, runtime, selfCommand } from "./runtime.ts";
 
 /** Set in the re-executed image, so it neither re-executes again nor leaves the variables to children. */
 const MARK = "HERMIT_NO_JIT_IMAGE";
@@ -28,28 +28,37 @@ export function jitlessImage(): boolean {
   return jitless;
 }
 
+/** In the re-executed image, take the variables out of `env` (true); false in any other process. */
+export function forgetReexec(env: Record<string, string | undefined>): boolean {
+  if (env[MARK] !== "1") return false;
+  delete env[MARK];
+  delete env[JIT_SWITCH];
+  return true;
+}
+
+/** The environment the re-executed image starts with: `env` with the switch and the mark. */
+export function reexecEnv(env: Record<string, string | undefined>): Record<string, string> {
+  const next: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) next[k] = v;
+  next[MARK] = "1";
+  next[JIT_SWITCH] = "0";
+  return next;
+}
+
 /**
  * In the re-executed image: forget the variables (true). Otherwise, where it applies, replace this
  * process with one without the JIT (does not return); false when it does not apply or failed.
  */
 export function withoutJit(env: Record<string, string | undefined> = process.env): boolean {
-  if (env[MARK] === "1") {
-    delete env[MARK];
-    delete env[JIT_SWITCH];
-    jitless = true;
-    return true;
-  }
+  if (forgetReexec(env)) return (jitless = true);
   const execve = (process as unknown as { execve?: Execve }).execve;
   if (!compiled || runtime !== "bun" || process.platform === "win32" || typeof execve !== "function") {
     return false;
   }
   if (env[JIT_SWITCH] !== undefined) return false; // the user's own choice
-  const next: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) next[k] = v;
-  next[MARK] = "1";
-  next[JIT_SWITCH] = "0";
+  const [file, ...pre] = selfCommand(); // the binary, or the HERMIT_SELF that stands for it
   try {
-    execve(process.execPath, [process.execPath, ...process.argv.slice(2)], next);
+    execve(file, [file, ...pre, ...process.argv.slice(2)], reexecEnv(env));
   } catch { /* the binary is gone or not executable any more: keep going with the JIT */ }
   return false;
 }

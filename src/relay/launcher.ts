@@ -8,10 +8,10 @@
  * stderr is the relay's, so what it says on the way (the service starting, a wait shown on a
  * terminal) reads as it would from the relay itself.
  */
-import process from "node:process";
 import { Exit, type ExitCode, HermitError, messageOf } from "../errors.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { runForOutput } from "../platform/run_output.ts";
+import { selfCommand } from "../platform/runtime.ts";
 
 /** The hidden flag of `hermit serve` that runs the launcher. */
 export const LAUNCH_FLAG = "--launch-service";
@@ -39,7 +39,7 @@ export async function launchServiceMain(
 
 /** The relay's side: run the launcher; returns once the service runs, throws its error otherwise. */
 export async function launchInChild(m: Manifest): Promise<void> {
-  const { code, stdout } = await runForOutput([process.execPath, "serve", m.dir, LAUNCH_FLAG]);
+  const { code, stdout } = await runForOutput([...selfCommand(), "serve", m.dir, LAUNCH_FLAG]);
   let outcome: Outcome | undefined;
   try {
     outcome = JSON.parse(stdout.trim().split("\n").pop() ?? "") as Outcome;
