@@ -100,14 +100,7 @@ async function main() {
   const bin = path.resolve(
     at > 0 ? process.argv[at + 1] ?? usage("--bin needs a path") : path.join(root, "dist", "hermit"),
   );
-  const everything = path.join(
-    root,
-    "node_modules",
-    "@modelcontextprotocol",
-    "server-everything",
-    "dist",
-    "index.js",
-  );
+  const everything = path.join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
   const work = mkdtempSync(path.join(os.tmpdir(), "hermit-order-"));
   const dir = path.join(work, "adapter");
   mkdirSync(dir);
