@@ -22,6 +22,8 @@ const ORDER_DIR = path.join(root, "scripts", "bytecode-order");
 /** The recorded starts, most common first (the order `--bytecode-order` wants them in). */
 const ORDER_FILES = ["relay-attach.order", "relay-launch.order"];
 const CALLS = 200;
+/** A pause in the middle of the calls, longer than the relay's slowest timer that fires while it runs. */
+const HOLD_MS = 2500;
 
 function usage(message: string): never {
   console.error(`record_bytecode_order: ${message}`);
