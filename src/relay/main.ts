@@ -5,6 +5,8 @@
  * the stored copy its exact bytes map to (`plan.ts`). Whenever this path is not sure — other
  * arguments, no stored copy, a session adapter, anything unreadable — it returns undefined and
  * `src/main.ts` runs the full app, which says what is wrong the usual way (and stores the copy).
+ * Once sure, the compiled binary re-executes itself without the JIT (`platform/no_jit.ts`). The
+ * hidden `--launch-service` runs the launcher such a relay starts (`launcher.ts`) instead.
  * Errors are rendered as the app renders them: `error: …` lines on stderr, the error's exit code.
  */
 import { readFileSync } from "node:fs";
