@@ -66,8 +66,21 @@ export function registerServe(program: Command, setExit: SetExit): void {
       new Option("--no-warm-start", "relay: answer nothing before the service is up (check uses it)")
         .hideHelp(),
     )
+    .addOption(
+      new Option(
+        "--launch-service",
+        "relay: find or launch the service, report on stdout (src/relay/launcher.ts)",
+      )
+        .hideHelp(),
+    )
     .action(async (dir, opts) => {
       const manifest = loadManifest(dir);
+      if (
+        opts.launchService && manifest.serve.lifecycle === "standalone" && !opts.standalone && !opts.serveUrl
+      ) {
+        const { launchServiceMain } = await import("../relay/launcher.ts");
+        return setExit(await launchServiceMain(manifest, (line) => writeOut(`${line}\n`)));
+      }
       if (opts.standalone) {
         if (opts.serveUrl) throw usageError("--standalone and --serve-url exclude each other");
         if (opts.daemon) {

@@ -3,9 +3,9 @@
  * sends (name, title, description, input and output schema, annotations), in a canonical JSON
  * (keys sorted at every level, no whitespace, absent fields left out) and its SHA-256. Two
  * definitions hash alike exactly when they say the same thing, whatever order a server sends
- * its keys in. Pure; no dependency beyond `node:crypto`, so the lean relay can load it.
+ * its keys in. Pure; no dependency beyond a SHA-256 (`platform/sha256.ts`), so the lean relay can load it.
  */
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../platform/sha256.ts";
 
 /** The hashed part of an MCP tool. Other fields (`_meta`, icons, execution hints) are not locked. */
 export interface ToolDefinition {
@@ -48,5 +48,5 @@ export function canonicalJson(value: unknown): string {
 
 /** `sha256:<64 hex>` of the canonical JSON of a definition. */
 export function hashDefinition(def: ToolDefinition): string {
-  return "sha256:" + createHash("sha256").update(canonicalJson(definitionOf(def as never))).digest("hex");
+  return "sha256:" + sha256Hex(canonicalJson(definitionOf(def as never)));
 }

@@ -9,7 +9,6 @@
  * The server's `ttlMs` freshness hint is honoured; `ttlMs: 0` or none means "no hint": the entry
  * stays valid until the config changes or a live listing replaces it (Hermes's #101007).
  */
-import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
@@ -18,6 +17,7 @@ import { log } from "../log.ts";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { homeDir, stateDir } from "../platform/paths.ts";
 import type { Upstream } from "../manifest/types.ts";
+import { sha256Hex } from "../platform/sha256.ts";
 
 export interface CacheEntry {
   fingerprint: string;
@@ -50,7 +50,7 @@ export function fingerprint(
     tools_include: [...(u.include ?? [])].sort(),
     tools_exclude: [...(u.exclude ?? [])].sort(),
   };
-  return createHash("sha256").update(JSON.stringify(payload)).digest("hex").slice(0, 16);
+  return sha256Hex(JSON.stringify(payload)).slice(0, 16);
 }
 
 /** A `ttlMs` as servers send it: only a positive finite number is a hint. */

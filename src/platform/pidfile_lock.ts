@@ -12,7 +12,7 @@
  * A marker is removed right after use; one left by a crash mid-takeover is removed once it is
  * ABANDONED_MS old.
  */
-import { createHash } from "node:crypto";
+import { sha256Hex } from "./sha256.ts";
 import { closeSync, fstatSync, openSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import process from "node:process";
 import { isAlive, processStartTime } from "./proc.ts";
@@ -67,7 +67,7 @@ function holderGone(seen: Seen): boolean {
 
 /** The takeover marker for the lock file `path` while it names the holder `content`. */
 export function takeoverMarker(path: string, content: string): string {
-  return `${path}.takeover-${createHash("sha256").update(content).digest("hex").slice(0, 16)}`;
+  return `${path}.takeover-${sha256Hex(content).slice(0, 16)}`;
 }
 
 /** Remove the lock file if it still holds the stale holder `seen`; true when it is gone. */

@@ -3,7 +3,6 @@
  * and how to start another copy of itself.
  */
 import process from "node:process";
-import { fileURLToPath } from "node:url";
 
 interface DenoLike {
   execPath(): string;
@@ -26,7 +25,11 @@ export function isCompiledUrl(moduleUrl: string): boolean {
 /** True inside a `bun build --compile` (or `deno compile`) executable. */
 export const compiled: boolean = isCompiledUrl(import.meta.url);
 
-const mainModule = (): string => fileURLToPath(new URL("../main.ts", import.meta.url));
+// node:url is loaded only here: the relay reads `compiled` and should not pay for it
+const mainModule = (): string =>
+  (process.getBuiltinModule("node:url") as typeof import("node:url")).fileURLToPath(
+    new URL("../main.ts", import.meta.url),
+  );
 
 /**
  * argv that starts hermit again: the binary itself when compiled, otherwise the runtime plus

@@ -5,6 +5,8 @@
  * the stored copy its exact bytes map to (`plan.ts`). Whenever this path is not sure — other
  * arguments, no stored copy, a session adapter, anything unreadable — it returns undefined and
  * `src/main.ts` runs the full app, which says what is wrong the usual way (and stores the copy).
+ * Once sure, the compiled binary re-executes itself without the JIT (`platform/no_jit.ts`). The
+ * hidden `--launch-service` runs the launcher such a relay starts (`launcher.ts`) instead.
  * Errors are rendered as the app renders them: `error: …` lines on stderr, the error's exit code.
  */
 import { readFileSync } from "node:fs";
@@ -13,8 +15,10 @@ import { HermitError, messageOf } from "../errors.ts";
 import { setLogSink } from "../log.ts";
 import { resolveManifestPath } from "../manifest/paths.ts";
 import type { Manifest } from "../manifest/types.ts";
+import { withoutJit } from "../platform/no_jit.ts";
 import { readToken, TOKEN_VAR } from "../service/access.ts";
-import { stderrText } from "./io.ts";
+import { stderrText, stdoutLines } from "./io.ts";
+import { LAUNCH_FLAG } from "./launcher.ts";
 import { recallManifest } from "./plan.ts";
 
 interface RelayArgs {
@@ -22,11 +26,13 @@ interface RelayArgs {
   serveUrl?: string;
   tokenFile?: string;
   warmStart: boolean;
+  /** `--launch-service` (hidden): find or launch the service, say how on stdout, exit (`launcher.ts`). */
+  launchOnly: boolean;
 }
 
 /** The arguments after `serve`, when they are exactly a relay's; undefined otherwise. */
 export function relayArgs(argv: readonly string[]): RelayArgs | undefined {
-  const out: RelayArgs = { dir: ".", warmStart: true };
+  const out: RelayArgs = { dir: ".", warmStart: true, launchOnly: false };
   let positional = 0;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -40,10 +46,12 @@ export function relayArgs(argv: readonly string[]): RelayArgs | undefined {
       if (flag === "--serve-url") out.serveUrl = v;
       else out.tokenFile = v;
     } else if (a === "--no-warm-start") out.warmStart = false;
+    else if (a === LAUNCH_FLAG) out.launchOnly = true;
     else if (a.startsWith("-") || ++positional > 1) return undefined;
     else out.dir = a;
   }
   if (out.tokenFile !== undefined && out.serveUrl === undefined) return undefined; // the app says why
+  if (out.launchOnly && out.serveUrl !== undefined) return undefined;
   return out;
 }
 
@@ -74,10 +82,17 @@ export async function relayFastPath(argv: readonly string[]): Promise<number | u
   const m = args && knownManifest(args.dir);
   if (!args || !m) return undefined;
   if (args.serveUrl === undefined && m.serve.lifecycle !== "standalone") return undefined;
-  lessJit();
+  // the launcher takes the lock through the FFI, which needs the JIT
+  if (!args.launchOnly && !withoutJit()) lessJit(); // where the process cannot drop its JIT, it keeps it idle
   const stderr = stderrText();
   setLogSink(stderr.write);
   try {
+    if (args.launchOnly) {
+      const out = stdoutLines();
+      const code = await (await import("./launcher.ts")).launchServiceMain(m, out.write);
+      await out.drain();
+      return code;
+    }
     if (args.serveUrl !== undefined) {
       const token = args.tokenFile ? readToken(args.tokenFile) : process.env[TOKEN_VAR] || undefined;
       const { relayTo } = await import("./targets.ts");

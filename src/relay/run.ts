@@ -9,6 +9,7 @@ import process from "node:process";
 import { Exit } from "../errors.ts";
 import { log } from "../log.ts";
 import { type Clock, realClock } from "../mcp/upstream_lifecycle.ts";
+import { gcPacer } from "../platform/gc.ts";
 import { watchParent } from "../process/parent.ts";
 import { readHostLines, stdoutLines } from "./io.ts";
 import { errorLine, idInHead, parseMessage, RpcCode } from "./jsonrpc.ts";
@@ -22,6 +23,8 @@ export const MAX_LINE = 32 * 1024 * 1024;
 export const DRAIN_MS = 30_000;
 /** How often the host process (our parent) is checked. */
 const HOST_POLL_MS = 2000;
+/** Messages (both ways) between two young-generation collections (`gcPacer`). */
+const GC_EVERY = 64;
 
 export async function runRelay(
   target: RelayTarget,
@@ -30,11 +33,13 @@ export async function runRelay(
   clock: Clock = realClock,
 ): Promise<number> {
   const out = stdoutLines();
-  const relay = new Relay({ target, out: out.write, clock, warm });
+  const tick = gcPacer(GC_EVERY);
+  const write = (line: string) => (tick(), out.write(line));
+  const relay = new Relay({ target, out: write, clock, warm });
   const stdinEnded = readHostLines({
-    onLine: (line) => relay.fromHost(parseMessage(line)),
+    onLine: (line) => (tick(), relay.fromHost(parseMessage(line))),
     onOversize: (head) =>
-      out.write(errorLine(
+      write(errorLine(
         idInHead(head),
         RpcCode.InvalidRequest,
         `Invalid Request: the message is over ${MAX_LINE / 1024 / 1024} MiB; it was not sent`,

@@ -72,7 +72,7 @@ export class SseDecoder {
       if (!value.includes("\0")) this.#id = value;
       this.#fields = true;
     } else if (field === "retry") {
-      if (/^\d+$/.test(value)) this.#retry = Number(value);
+      if (value !== "" && [...value].every((c) => c >= "0" && c <= "9")) this.#retry = Number(value);
       this.#fields = true;
     }
   }

@@ -4,12 +4,13 @@
  * the lock when `serve.host_launch` allows, exit 5 with the seed's one line when it does not), or
  * a service at a given URL (its Host and token checked once at start-up; a 401 or 403 ends the
  * relay with one line naming the cause and the fix). The launcher, the lock and the schema cache
- * are loaded only when a relay needs them.
+ * (and the warm answers, with the catalog and gates they use) are loaded only when a relay needs them.
  */
 import process from "node:process";
 import { Exit, HermitError } from "../errors.ts";
 import type { Manifest } from "../manifest/types.ts";
 import type { CatalogSources } from "../mcp/catalog.ts";
+import { jitlessImage } from "../platform/no_jit.ts";
 import { parseServeUrl, probeAccess, type Refusal, refusalMessage } from "../service/access.ts";
 import { type Endpoint, findService } from "../service/endpoint.ts";
 import { noServiceMessage } from "../service/messages.ts";
@@ -17,7 +18,6 @@ import { checkLaunchable } from "../service/serve_dir.ts";
 import type { ServiceAddress } from "./link.ts";
 import type { RelayTarget } from "./relay.ts";
 import { runRelay } from "./run.ts";
-import { warmAnswers } from "./warm.ts";
 
 const addressOf = (ep: Endpoint): ServiceAddress => ({ url: ep.url, token: ep.token });
 
@@ -37,6 +37,12 @@ export async function relayToLocal(m: Manifest, warmStart = true): Promise<numbe
     locate: async () => {
       const found = await findService(m.dir);
       if (found || !m.serve.hostLaunch) return found && addressOf(found);
+      if (jitlessImage()) {
+        // the lock needs the JIT: a short-lived hermit with one launches (`launcher.ts`)
+        await (await import("./launcher.ts")).launchInChild(m);
+        const ep = await findService(m.dir);
+        return ep && addressOf(ep);
+      }
       const { findOrLaunch } = await import("../service/launch.ts");
       const ep = await findOrLaunch(m, true);
       return ep && addressOf(ep);
@@ -52,6 +58,7 @@ export async function relayToLocal(m: Manifest, warmStart = true): Promise<numbe
   // no service yet: answer the host at once from the manifest and the cache while one starts
   if (!warmStart) return runRelay(target, undefined);
   const { defaultSchemaCache } = await import("../mcp/schema_cache.ts");
+  const { warmAnswers } = await import("./warm.ts");
   const cache = defaultSchemaCache(m.dir);
   return runRelay(
     target,

@@ -102,7 +102,17 @@ export function removeEndpoint(adapterDir: string, pid = process.pid): void {
 
 export type Liveness = { live: true; health: Health } | { live: false; why: string };
 
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/;
+const digits = (s: string): boolean => s !== "" && [...s].every((c) => c >= "0" && c <= "9");
+
+/**
+ * `127.x.y.z`, `localhost` or `[::1]`, as `URL.hostname` spells them. Without a regular expression:
+ * a relay checks this on every start, and the regex engine costs it more memory than the rest.
+ */
+export function isLoopbackName(host: string): boolean {
+  if (host === "localhost" || host === "[::1]") return true;
+  const parts = host.split(".");
+  return parts.length === 4 && parts[0] === "127" && parts.every(digits);
+}
 
 /** Does `url` name this machine: a loopback name, or an address of one of its interfaces? */
 export async function onThisMachine(url: string): Promise<boolean> {
@@ -112,8 +122,8 @@ export async function onThisMachine(url: string): Promise<boolean> {
   } catch {
     return false;
   }
-  if (LOOPBACK.test(host)) return true;
-  const bare = host.replace(/^\[|\]$/g, "");
+  if (isLoopbackName(host)) return true;
+  const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
   const { networkInterfaces } = await import("node:os");
   return Object.values(networkInterfaces()).some((list) => list?.some((a) => a.address === bare));
 }
