@@ -66,6 +66,7 @@ function relaySession(bin: string, dir: string, env: Record<string, string>): Pr
     send({ method: "notifications/initialized" });
     await call("tools/list", {});
     for (let i = 0; i < CALLS; i++) {
+      if (i === CALLS / 2) await new Promise((r) => setTimeout(r, HOLD_MS));
       await call("tools/call", { name: "echo", arguments: { message: `call ${i}` } });
     }
     child.stdin.end();
