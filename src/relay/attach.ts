@@ -11,7 +11,10 @@ import type { Message } from "./jsonrpc.ts";
 import { type LinkHandlers, type ServiceAddress, ServiceLink } from "./link.ts";
 
 /** What the relay needs of a session on a service (a `ServiceLink`; tests pass their own). */
-export type Link = Pick<ServiceLink, "post" | "openEventStream" | "close" | "setProtocolVersion">;
+export type Link = Pick<
+  ServiceLink,
+  "post" | "openEventStream" | "close" | "setProtocolVersion" | "sessionAlive"
+>;
 export type Connect = (addr: ServiceAddress, handlers: LinkHandlers, clock: Clock) => Link;
 export const connectHttp: Connect = (addr, handlers, clock) => new ServiceLink(addr, handlers, clock);
 

@@ -142,6 +142,8 @@ export class ServiceLink {
       return { kind: "refused", refusal: { status: res.status, detail } };
     }
     if (res.status === 404 && this.#session) return { kind: "session-gone" };
+    // draining (it answers before running anything), or a balancer with no replica up
+    if (res.status === 503) return { kind: "failed", delivered: false, why: `HTTP 503: ${detail}` };
     if (res.status >= 400 && res.status < 500) {
       return { kind: "rejected", status: res.status, code: codeIn(body), message: detail };
     }
@@ -279,6 +281,27 @@ export class ServiceLink {
 
   #pause(ms: number): Promise<void> {
     return new Promise((resolve) => this.#clock.setTimeout(resolve, ms));
+  }
+
+  /**
+   * Does the service still hold this session? Asked of the session itself (a GET for its stream),
+   * not of `/health`: behind a balancer any replica answers that, and only the one holding the
+   * session knows it. False when nothing answers, or the answer is 404 or a refused token; true
+   * otherwise (409: its stream is open; 503: draining, still finishing what it started).
+   */
+  async sessionAlive(): Promise<boolean> {
+    if (!this.#session || this.#closed) return false;
+    try {
+      const res = await fetch(this.#url, {
+        method: "GET",
+        headers: this.#headers({ accept: "text/event-stream" }),
+        signal: AbortSignal.timeout(2000),
+      });
+      await res.body?.cancel().catch(() => {});
+      return res.status !== 404 && res.status !== 401 && res.status !== 403;
+    } catch {
+      return false;
+    }
   }
 
   /** Stop everything and end the session on the service (briefly: the service may be gone). */

@@ -30,7 +30,6 @@ export interface RelayTarget {
   /** Find (or launch) the service; undefined when none runs and none may be started. */
   locate(): Promise<ServiceAddress | undefined>;
   /** Is the service at `addr` still there? Asked when its event stream breaks. */
-  healthy(addr: ServiceAddress): Promise<boolean>;
   /** Said when no service can be found while the host waits. */
   unavailable: string;
   /**
@@ -42,6 +41,8 @@ export interface RelayTarget {
 
 /** A connection that held this long ends the outage before it. */
 const STEADY_MS = 30_000;
+/** How long a lost connection's requests in transit get to settle before what is left is judged. */
+const SETTLE_MS = 3000;
 
 export class Relay {
   readonly #target: RelayTarget;
@@ -57,6 +58,8 @@ export class Relay {
   #open = false;
   #initializedSent = false;
   readonly #ledger: Ledger;
+  /** POSTs not finished yet (an answer still coming, or its failure). */
+  readonly #posting = new Set<Promise<PostResult>>();
   #init: Request | undefined;
   #initialized = false;
   #outage: Outage | undefined;
@@ -173,7 +176,9 @@ export class Relay {
     const link = this.#link;
     if (!link || m.kind === "invalid") return void this.#ledger.queue.push(m);
     if (m.kind === "request") this.#ledger.markSent(m.id);
-    const r = await link.post(m.text, m.kind === "request" ? m.id : undefined);
+    const posting = link.post(m.text, m.kind === "request" ? m.id : undefined);
+    this.#posting.add(posting);
+    const r = await posting.finally(() => this.#posting.delete(posting));
     this.#posted(m, r, link);
   }
 
@@ -259,7 +264,8 @@ export class Relay {
         streamBroke: async (why) => {
           if (this.#link !== link) return false;
           log.debug(`relay: service stream: ${why}`);
-          if (await this.#target.healthy(addr) && this.#link === link) return true;
+          // the session itself is asked (behind a balancer, /health is any replica's)
+          if (link && await link.sessionAlive() && this.#link === link) return true;
           if (this.#link === link) void this.#lost(why);
           return false;
         },
@@ -325,6 +331,11 @@ export class Relay {
     if (this.#phase !== phase) return void this.#link?.close();
     outage.connects++;
     log.info(`relay: ${done}`);
+    // what was on its way when the service went away settles first (an answer, or a refusal that
+    // shows it never ran): a request still in transit (a draining service finishing it) is not lost
+    if (this.#posting.size) {
+      await Promise.race([Promise.allSettled([...this.#posting]), this.#sleep(SETTLE_MS)]);
+    }
     for (const w of this.#ledger.resettle()) this.#forgotten(w);
     this.#phase = "ready";
     this.#pump();

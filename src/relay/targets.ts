@@ -47,7 +47,6 @@ export async function relayToLocal(m: Manifest, warmStart = true): Promise<numbe
       const ep = await findOrLaunch(m, true);
       return ep && addressOf(ep);
     },
-    healthy: (a) => answersHealth(a.url),
     unavailable: noServiceMessage(m),
     // no `refused`: a local service's token is in its endpoint file, found again on reconnect
   };
@@ -89,7 +88,6 @@ export async function relayTo(m: Manifest, url: string, token: string | undefine
   const address = { url: parsed.href, token };
   const target: RelayTarget = {
     locate: async () => (await answersHealth(parsed.href, 3000)) ? address : undefined,
-    healthy: (a) => answersHealth(a.url),
     unavailable: `the ${m.name} service at ${parsed.origin} does not answer`,
     refused: (r: Refusal) => refusalMessage(m.name, parsed, r, token !== undefined),
   };

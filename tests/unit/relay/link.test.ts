@@ -145,6 +145,12 @@ describe("ServiceLink", () => {
       delivered: true,
       why: "HTTP 500: status 500",
     });
+    // draining (or a balancer with no replica up): answered before anything ran
+    assert.deepEqual(await l.post(request(503), 503), {
+      kind: "failed",
+      delivered: false,
+      why: "HTTP 503: status 503",
+    });
     // a stream that ends without the answer (and without an event id to resume from)
     const ended = await l.post(request(200), 200);
     assert.equal(ended.kind === "failed" && ended.delivered, true);
@@ -168,6 +174,39 @@ describe("ServiceLink", () => {
     // Deno's fetch gives no error code for a refused connection: only the binary's runtime can tell
     if (typeof (globalThis as { Bun?: unknown }).Bun !== "undefined") {
       assert.equal(r.kind === "failed" && r.delivered, false, "never reached: safe to send again");
+    }
+  });
+});
+
+describe("ServiceLink: is the session still there?", () => {
+  it("asks the session itself (a GET with its id): 404 or a refused token is gone; 409 and 503 are there", async () => {
+    let status = 409;
+    const s = await serve((req, body, res) => {
+      if (req.method === "POST") {
+        const m = JSON.parse(body);
+        return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "S1" })
+          .end(answer(m.id));
+      }
+      res.writeHead(status).end();
+    });
+    try {
+      const { l } = link(s.url);
+      assert.equal(await l.sessionAlive(), false, "no session yet: nothing to ask about");
+      await l.post(request(1, "initialize"), 1);
+      for (
+        const [code, alive] of [[409, true], [503, true], [404, false], [401, false], [403, false]] as const
+      ) {
+        status = code;
+        assert.equal(await l.sessionAlive(), alive, `HTTP ${code}`);
+      }
+      assert.ok(
+        s.seen.filter((x) => x.startsWith("GET S1 ")).length >= 5,
+        "each probe carried the session id",
+      );
+      await l.close();
+      assert.equal(await l.sessionAlive(), false, "a closed link has no session to ask about");
+    } finally {
+      s.close();
     }
   });
 });

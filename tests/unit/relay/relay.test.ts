@@ -51,6 +51,7 @@ class Scripted {
       openEventStream: () => {},
       close: () => (this.#live.delete(n), this.closed.push(n), Promise.resolve()),
       setProtocolVersion: () => {},
+      sessionAlive: async () => true,
     };
     return link;
   };
@@ -103,7 +104,6 @@ function setup(svc: Scripted) {
   const out: Json[] = [];
   const target: RelayTarget = {
     locate: async () => ADDR,
-    healthy: async () => true,
     unavailable: "the shared service at http://127.0.0.1:1 does not answer",
   };
   const relay = new Relay({ target, out: (l) => out.push(JSON.parse(l)), clock, connect: svc.connect });
