@@ -293,6 +293,11 @@ export class Relay {
     const old = this.#link;
     this.#link = undefined;
     this.#open = false;
+    // what was on its way settles first (an answer, or a refusal that shows it never ran): closing
+    // the link would cut a request in transit, one a draining service is still finishing
+    if (this.#posting.size) {
+      await Promise.race([Promise.allSettled([...this.#posting]), this.#sleep(SETTLE_MS)]);
+    }
     void old?.close(); // DELETE: a session left behind would count as a client that is not there
     if (this.#clock.now() - this.#connectedAt >= STEADY_MS) this.#outage = undefined;
     log.warn(`relay: lost the service (${why}); reconnecting`);
@@ -331,11 +336,6 @@ export class Relay {
     if (this.#phase !== phase) return void this.#link?.close();
     outage.connects++;
     log.info(`relay: ${done}`);
-    // what was on its way when the service went away settles first (an answer, or a refusal that
-    // shows it never ran): a request still in transit (a draining service finishing it) is not lost
-    if (this.#posting.size) {
-      await Promise.race([Promise.allSettled([...this.#posting]), this.#sleep(SETTLE_MS)]);
-    }
     for (const w of this.#ledger.resettle()) this.#forgotten(w);
     this.#phase = "ready";
     this.#pump();

@@ -44,8 +44,9 @@ tools:
   record:
     description: appends its id to a shared file
     input: { type: object, properties: { id: { type: string } }, required: [id] }
-    run: [sh, -c, 'sleep 0.05; read -r a; printf "%s\\n" "$a" >> ${record}; echo recorded']
+    run: [sh, -c, 'sleep 0.05; read -r a; printf "%s\\n" "$a" >> ${record} && echo recorded']
     timeout: 30
+    sandbox: { write: [${JSON.stringify(record)}] }
   slow_read: { description: waits, run: [sleep, "4"], read_only: true, timeout: 30 }
   slow_write: { description: waits, run: [sleep, "4"], timeout: 30 }
 `,

@@ -41,13 +41,16 @@ serve:
   lifecycle: standalone
   host_launch: false
   instructions: SERVICE.md
+  max_tool_processes: 64 # 48 relays call at once; the default bound (32) would refuse some
 `,
   );
   writeFileSync(path.join(dir, "SERVICE.md"), "hermit serve . --standalone\n");
 }
 
-async function clients(url: string): Promise<number> {
-  return (await (await fetch(new URL("/health", url))).json()).clients;
+/** The clients the service counts (a detail /health shows behind the token). */
+async function clients(svc: Service): Promise<number> {
+  const res = await fetch(new URL("/health", svc.url), { headers: { authorization: `Bearer ${svc.token}` } });
+  return (await res.json()).clients;
 }
 
 describe("relays and their sessions on one service", () => {
@@ -86,10 +89,10 @@ describe("relays and their sessions on one service", () => {
       assert.match(JSON.stringify(echo.result), new RegExp(`from ${i}\\b`));
       assert.doesNotMatch(h.stderr(), /lost the service|reconnect/, `relay ${i}: ${h.stderr()}`);
     }
-    assert.equal(await clients(svc.url), 48);
+    assert.equal(await clients(svc), 48);
     for (const h of hosts) h.child.stdin!.end();
     await Promise.all(hosts.map((h) => h.exited));
-    await waitFor(async () => (await clients(svc.url)) === 0, {
+    await waitFor(async () => (await clients(svc)) === 0, {
       timeoutMs: 30_000,
       what: "the sessions to end",
     });
@@ -108,7 +111,7 @@ describe("relays and their sessions on one service", () => {
     h.send(call(3, "small"));
     assert.match(JSON.stringify((await h.answer(3)).result), /small/);
     assert.doesNotMatch(h.stderr(), /lost the service|reconnect/);
-    assert.equal(await clients(svc.url), 1, "one session, the same one");
+    assert.equal(await clients(svc), 1, "one session, the same one");
     h.child.stdin!.end();
     assert.equal(await h.exited, 0, h.stderr());
   });
@@ -135,7 +138,7 @@ describe("relays and their sessions on one service", () => {
       timeoutMs: 15_000,
       what: () => `a DELETE of the abandoned session ${first} (seen: ${proxy.deleted})`,
     });
-    await waitFor(async () => (await clients(svc.url)) === 1, {
+    await waitFor(async () => (await clients(svc)) === 1, {
       timeoutMs: 30_000,
       what: "one client again",
     });
@@ -144,7 +147,7 @@ describe("relays and their sessions on one service", () => {
     h.child.stdin!.end();
     assert.equal(await h.exited, 0, h.stderr());
     assert.ok(proxy.deleted.includes(second), `the last session is DELETEd at exit (seen: ${proxy.deleted})`);
-    await waitFor(async () => (await clients(svc.url)) === 0, { timeoutMs: 30_000, what: "no client" });
+    await waitFor(async () => (await clients(svc)) === 0, { timeoutMs: 30_000, what: "no client" });
 
     // killed once its event stream is open: nothing is DELETEd; the service notices the stream close
     const k = startHost(tmp.path, ["--serve-url", proxy.url], {
@@ -161,10 +164,10 @@ describe("relays and their sessions on one service", () => {
     });
     k.send({ jsonrpc: "2.0", id: 2, method: "ping" }); // a round trip after it: the GET has arrived
     await k.answer(2);
-    assert.equal(await clients(svc.url), 1);
+    assert.equal(await clients(svc), 1);
     kill(k.child.pid!, "SIGKILL");
     await waitFor(() => !alive(k.child.pid!), { timeoutMs: 10_000, what: "the relay to die" });
-    await waitFor(async () => (await clients(svc.url)) === 0, {
+    await waitFor(async () => (await clients(svc)) === 0, {
       timeoutMs: 60_000,
       what: "the service to notice the dead relay",
     });
