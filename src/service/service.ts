@@ -76,7 +76,9 @@ export async function runService(manifest: Manifest, opts: ServiceOptions): Prom
   const urlHost = advertisedHost(opts.host);
   const serve = manifest.serve;
 
-  const gateway = new Gateway(manifest);
+  // the service outlives any one project: its workspace is the adapter directory, wherever it was
+  // started from (HERMIT_WORKSPACE names another)
+  const gateway = new Gateway(manifest, { cwd: manifest.dir });
   const sessions = new SessionRegistry(gateway, {
     maxSessions: serve.maxSessions,
     streamSeconds: serve.streamSeconds,

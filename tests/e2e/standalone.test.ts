@@ -13,12 +13,14 @@ import { runHermit } from "../helpers/hermit.ts";
 import { connectServe, textOf } from "../helpers/mcp.ts";
 import { alive, Reaper, waitFor } from "../helpers/procs.ts";
 import {
+  connectHttp,
   httpClient,
   memoryPids,
   readEndpointFile,
   servicePids,
   startDaemon,
   startService,
+  writeServiceAdapter,
   writeStandaloneAdapter,
 } from "../helpers/service.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -249,3 +251,37 @@ function readFileLog(dir: string): string {
     return "";
   }
 }
+
+describe("a standalone service's workspace", () => {
+  const tmp = tempDir();
+  const reaper = new Reaper();
+  after(async () => {
+    await reaper.reap();
+    tmp.cleanup();
+  });
+
+  it("is the adapter directory, whatever directory it was started from (README: One shared service)", async () => {
+    const dir = path.join(tmp.path, "adapter");
+    writeServiceAdapter(
+      dir,
+      "workspace",
+      `exports: { tools: [where] }
+tools:
+  where:
+    description: prints the workspace it runs for
+    input: { type: object }
+    run: [sh, -c, 'printf %s "$HERMIT_WORKSPACE"']
+`,
+    );
+    // started by hand from the test's own directory (the repository), not the adapter's
+    const svc = await startService(dir, { HERMIT_WORKSPACE: undefined }, { reaper });
+    const client = await connectHttp(svc);
+    try {
+      const r = await client.callTool({ name: "where", arguments: {} });
+      assert.equal(textOf(r as never), dir);
+    } finally {
+      await client.close();
+      await svc.stop();
+    }
+  });
+});
