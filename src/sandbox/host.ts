@@ -118,24 +118,30 @@ export class SandboxHost {
       tmpDir,
       servedAdapters: this.#servedDirs(),
       requireAll: this.#opts.env.HERMIT_SANDBOX === "require",
-      npmrc: this.#npmrc(),
+      npmrc: this.#npmrc(childEnv),
       childEnv,
     };
     return resolvePolicy(entry, ctx);
   }
 
-  #npmrcText: string | undefined | null = null;
-  /** The user's npm config (npm_config_userconfig, else ~/.npmrc), read once: it may move npm's cache. */
-  #npmrc(): string | undefined {
-    if (this.#npmrcText === null) {
-      const file = this.#opts.env.npm_config_userconfig || path.join(this.#home, ".npmrc");
+  readonly #npmrcTexts = new Map<string, string | undefined>();
+  /**
+   * The npm config the child reads (its npm_config_userconfig, else its ~/.npmrc), read once per
+   * file: it may move npm's cache. The child's environment decides, not hermit's (`npx deno …`
+   * exports npm_config_userconfig to hermit; gate 2 keeps it from the child).
+   */
+  #npmrc(childEnv: Readonly<Record<string, string | undefined>> | undefined): string | undefined {
+    const env = childEnv ?? this.#opts.env;
+    const file = (childEnv ? env.npm_config_userconfig : undefined) ||
+      path.join(env.HOME || this.#home, ".npmrc");
+    if (!this.#npmrcTexts.has(file)) {
+      let text: string | undefined;
       try {
-        this.#npmrcText = readFileSync(file, "utf8").slice(0, 64 * 1024);
-      } catch {
-        this.#npmrcText = undefined;
-      }
+        text = readFileSync(file, "utf8").slice(0, 64 * 1024);
+      } catch { /* none */ }
+      this.#npmrcTexts.set(file, text);
     }
-    return this.#npmrcText;
+    return this.#npmrcTexts.get(file);
   }
 
   /** What is enforced for `entry`: what its last start reported, else the forecast. */

@@ -248,7 +248,13 @@ describe("an unpinned npx entry", () => {
     registry = await startRegistry("hermit-rug-fixture");
     registry.publish("1.0.0", v1);
     npmHome(home, registry.url);
-    const env = { HOME: home };
+    // hermit's own npm settings (what `npx deno task test` exports) are not the server's: gate 2
+    // keeps them from it, so its cache is the one its own ~/.npmrc names
+    const env = {
+      HOME: home,
+      npm_config_userconfig: path.join(tmp.path, "hermits-own.npmrc"),
+      npm_config_cache: path.join(tmp.path, "hermits-own-cache"),
+    };
     const manifest = `name: pinned
 exports: { tools: [fetch_page, ping_server] }
 mcp_servers:
