@@ -4,18 +4,21 @@
  * same relay chain built from peers, mcp-remote (stdio → HTTP) → warm supergateway (HTTP →
  * stdio). Per path: ready (spawn to the first `tools/list` answer, the backend already warm),
  * sequential call latency, and every process it runs with its memory. A `baseline` binary adds
- * the hermit paths again, measured the same way in the same run. Every client, service and
- * gateway it starts is stopped before it returns, or throws.
+ * the hermit paths again, measured the same way in the same run. Every path's session is open
+ * at once and their calls are interleaved (rounds of a tenth of the calls, path after path), so
+ * a machine's drift and whichever path happens to go first weigh on all of them alike. Every
+ * client, service and gateway it starts is stopped before it returns, or throws.
  */
 import { mkdtempSync } from "node:fs";
 import path from "node:path";
 import {
-  callLatency,
+  callSamples,
   type CallStats,
   median,
   processesOf,
   type ProcMem,
   spawnToList,
+  statsOf,
   stdioClient,
 } from "./lib.ts";
 import { startService, startSupergateway } from "./service.ts";
@@ -46,107 +49,125 @@ export interface ChainOptions {
 
 const isHermit = (p: ProcMem) => p.role.startsWith("hermit") || p.role.startsWith("watchdog");
 
+/** Rounds the calls are split into, path after path. */
+const ROUNDS = 10;
+const WARMUP = 20;
+
+/** One path while it is measured: its open session, the backends it shares, how to start it again. */
+interface OpenPath {
+  label: string;
+  client: Awaited<ReturnType<typeof stdioClient>>;
+  /** What a fresh session runs (made anew for each: mcp-remote wants a config dir of its own). */
+  spawn: () => [string, string[], Record<string, string>?];
+  shared: number[];
+  roles: Map<number, string>;
+  perSession: (p: ProcMem) => boolean;
+  times: number[];
+  ms: number;
+}
+
 export async function chains(opts: ChainOptions): Promise<PathRow[]> {
   const args = { message: "hello from the benchmark" };
-  const readyOf = async (cmd: string, argv: string[], env: Record<string, string> = {}) => {
-    const runs: number[] = [];
-    for (let i = 0; i < opts.spawns; i++) runs.push(await spawnToList(cmd, argv, env, opts.work));
-    return median(runs);
-  };
-  /** Calls and memory first (so the ready runs' sessions cannot weigh on them), then ready. */
-  const measure = async (
+  const open: OpenPath[] = [];
+  const stops: (() => Promise<void>)[] = [];
+  const add = async (
     label: string,
-    client: Awaited<ReturnType<typeof stdioClient>>,
-    ready: () => Promise<number>,
-    shared: number[],
-    roles: Map<number, string>,
-    perSession: (p: ProcMem) => boolean,
-  ): Promise<PathRow> => {
-    let stats: CallStats;
-    let procs: ProcMem[];
-    try {
-      stats = await callLatency(client.client, "echo", args, opts.calls);
-      procs = processesOf([client.pid, ...shared], roles);
-    } finally {
-      await client.close();
-    }
-    return { label, readyMs: await ready(), stats, procs, perSession };
+    spawn: OpenPath["spawn"],
+    shared: number[] = [],
+    perSession: (p: ProcMem) => boolean = () => false,
+    role?: string,
+  ) => {
+    const [cmd, argv, env] = spawn();
+    const client = await stdioClient(cmd, argv, env);
+    open.push({
+      label,
+      client,
+      spawn,
+      shared,
+      roles: new Map(role ? [[client.pid, role]] : []),
+      perSession,
+      times: [],
+      ms: 0,
+    });
   };
-
-  const rows: PathRow[] = [];
-  rows.push(
-    await measure(
-      "client → server, direct stdio",
-      await stdioClient("node", [opts.everything]),
-      () => readyOf("node", [opts.everything]),
-      [],
-      new Map(),
-      () => false,
-    ),
-  );
-  const hermits = [
-    { bin: opts.hermit, tag: "" },
-    ...opts.baseline ? [{ bin: opts.baseline, tag: " (baseline)" }] : [],
-  ];
-  for (const { bin, tag } of hermits) {
-    rows.push(
-      await measure(
-        `client → \`hermit serve\` → server${tag}`,
-        await stdioClient(bin, ["serve", opts.sessionAdapter]),
-        () => readyOf(bin, ["serve", opts.sessionAdapter]),
-        [],
-        new Map(),
-        isHermit,
-      ),
-    );
-    // the relay attaches to a service that is already running (warm), as every session but the first
-    const svc = await startService(bin, opts.standaloneAdapter);
-    try {
-      const relay = await stdioClient(bin, ["serve", opts.standaloneAdapter]);
-      rows.push(
-        await measure(
-          `client → hermit relay → warm hermit service → server${tag}`,
-          relay,
-          () => readyOf(bin, ["serve", opts.standaloneAdapter]),
-          [svc.pid],
-          new Map([[relay.pid, "hermit relay"]]),
-          (p) => p.role === "hermit relay",
-        ),
-      );
-    } finally {
-      await svc.stop();
-    }
-  }
-
-  // the peers' chain: mcp-remote (stdio → HTTP) → supergateway (stateful Streamable HTTP → stdio)
-  const gw = await startSupergateway(opts.root, opts.everything);
   try {
-    const remote = (): [string, string[], Record<string, string>] => {
-      const home = mkdtempSync(path.join(opts.work, "mcp-remote-"));
-      return [
-        "node",
-        [
-          path.join(opts.root, "node_modules", "mcp-remote", "dist", "proxy.js"),
-          gw.url,
-          "--transport",
-          "http-only",
-          "--silent",
-        ],
-        { HOME: home, MCP_REMOTE_CONFIG_DIR: home },
-      ];
-    };
-    rows.push(
-      await measure(
-        "client → mcp-remote → warm supergateway → server",
-        await stdioClient(...remote()),
-        () => readyOf(...remote()),
-        [gw.pid],
-        new Map(),
-        (p) => p.role.startsWith("mcp-remote"),
-      ),
+    await add("client → server, direct stdio", () => ["node", [opts.everything]]);
+    const hermits = [
+      { bin: opts.hermit, tag: "" },
+      ...opts.baseline ? [{ bin: opts.baseline, tag: " (baseline)" }] : [],
+    ];
+    for (const { bin, tag } of hermits) {
+      await add(
+        `client → \`hermit serve\` → server${tag}`,
+        () => [bin, ["serve", opts.sessionAdapter]],
+        [],
+        isHermit,
+      );
+      // the relay attaches to a service that is already running (warm), as every session but the first
+      const svc = await startService(bin, opts.standaloneAdapter);
+      stops.push(() => svc.stop());
+      await add(
+        `client → hermit relay → warm hermit service → server${tag}`,
+        () => [bin, ["serve", opts.standaloneAdapter]],
+        [svc.pid],
+        (p) => p.role === "hermit relay",
+        "hermit relay",
+      );
+    }
+    // the peers' chain: mcp-remote (stdio → HTTP) → supergateway (stateful Streamable HTTP → stdio)
+    const gw = await startSupergateway(opts.root, opts.everything);
+    stops.push(() => gw.stop());
+    await add(
+      "client → mcp-remote → warm supergateway → server",
+      () => {
+        const home = mkdtempSync(path.join(opts.work, "mcp-remote-"));
+        return [
+          "node",
+          [
+            path.join(opts.root, "node_modules", "mcp-remote", "dist", "proxy.js"),
+            gw.url,
+            "--transport",
+            "http-only",
+            "--silent",
+          ],
+          { HOME: home, MCP_REMOTE_CONFIG_DIR: home },
+        ];
+      },
+      [gw.pid],
+      (p) => p.role.startsWith("mcp-remote"),
     );
+
+    // calls: every path warmed, then interleaved round by round
+    for (const p of open) await callSamples(p.client.client, "echo", args, WARMUP);
+    const perRound = Math.max(1, Math.ceil(opts.calls / ROUNDS));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const p of open) {
+        const got = await callSamples(p.client.client, "echo", args, perRound);
+        p.times.push(...got.times);
+        p.ms += got.ms;
+      }
+    }
+    // memory after the calls, every session still open
+    const measured = open.map((p) => ({
+      p,
+      stats: statsOf(p.times, p.ms) as CallStats,
+      procs: processesOf([p.client.pid, ...p.shared], p.roles),
+    }));
+    for (const p of open) await p.client.close();
+    open.length = 0;
+    // ready: a fresh session per spawn, the backends still warm
+    const rows: PathRow[] = [];
+    for (const { p, stats, procs } of measured) {
+      const runs: number[] = [];
+      for (let i = 0; i < opts.spawns; i++) {
+        const [cmd, argv, env] = p.spawn();
+        runs.push(await spawnToList(cmd, argv, env ?? {}, opts.work));
+      }
+      rows.push({ label: p.label, readyMs: median(runs), stats, procs, perSession: p.perSession });
+    }
+    return rows;
   } finally {
-    await gw.stop();
+    for (const p of open) await p.client.close().catch(() => {});
+    for (const stop of stops.reverse()) await stop().catch(() => {});
   }
-  return rows;
 }

@@ -42,6 +42,29 @@ export interface CallStats {
   perSecond: number;
 }
 
+/** Stats of call times (microseconds) that took `ms` of wall time in all. */
+export function statsOf(times: number[], ms: number): CallStats {
+  return { p50: percentile(times, 50), p99: percentile(times, 99), perSecond: times.length / (ms / 1000) };
+}
+
+/** `n` sequential calls of one tool, measured: each call's microseconds and the wall time. */
+export async function callSamples(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  n: number,
+): Promise<{ times: number[]; ms: number }> {
+  const times: number[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    const s = performance.now();
+    const r = await client.callTool({ name, arguments: args });
+    times.push((performance.now() - s) * 1000);
+    if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.content)}`);
+  }
+  return { times, ms: performance.now() - t0 };
+}
+
 /** `n` sequential calls of one tool (after `warmup` unmeasured ones); microseconds. */
 export async function callLatency(
   client: Client,
@@ -51,19 +74,8 @@ export async function callLatency(
   warmup = 20,
 ): Promise<CallStats> {
   for (let i = 0; i < warmup; i++) await client.callTool({ name, arguments: args });
-  const times: number[] = [];
-  const t0 = performance.now();
-  for (let i = 0; i < n; i++) {
-    const s = performance.now();
-    const r = await client.callTool({ name, arguments: args });
-    times.push((performance.now() - s) * 1000);
-    if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.content)}`);
-  }
-  return {
-    p50: percentile(times, 50),
-    p99: percentile(times, 99),
-    perSecond: n / ((performance.now() - t0) / 1000),
-  };
+  const { times, ms } = await callSamples(client, name, args, n);
+  return statsOf(times, ms);
 }
 
 export async function stdioClient(

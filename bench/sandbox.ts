@@ -54,7 +54,12 @@ function spawnToExit(
 
 /** The section's markdown (`bench/run.ts` prints it). */
 export async function sandboxSection(o: BenchContext): Promise<string> {
-  const untrusted = adapter(o.work, "sbx-untrusted", o.everything, "    trust: untrusted\n");
+  const untrusted = adapter(
+    o.work,
+    "sbx-untrusted",
+    o.everything,
+    "    trust: untrusted\n    read_only_tools: [echo]\n",
+  );
   const full = adapter(o.work, "sbx-full", o.everything);
   const off = adapter(o.work, "sbx-off", o.everything, "    sandbox: off\n");
   const serve = (dir: string) => spawnToList(o.hermit, ["serve", dir], {}, o.work);
