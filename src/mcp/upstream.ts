@@ -14,6 +14,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { messageOf } from "../errors.ts";
+import { redactCredentials } from "../gates/sanitize.ts";
 import { log } from "../log.ts";
 import type { Upstream } from "../manifest/types.ts";
 import type { CacheEntry } from "./schema_cache.ts";
@@ -279,7 +280,8 @@ export class UpstreamConnection {
   ): never {
     const failure = classifyFailure(err, { link, stderrTail: tail, oauth: this.config.auth === "oauth" });
     const kind = failure.kind;
-    const why = kind === "error" && explain ? explain(failure.why, tail) : failure.why;
+    // redacted where it is made: it goes to the log, lastError, /health and every message after
+    const why = redactCredentials(kind === "error" && explain ? explain(failure.why, tail) : failure.why);
     this.#dispatch({ type: "failed", epoch, now: this.#owner.clock.now(), error: why, kind });
     this.#stillWanted(epoch);
     const event = { kind: "upstream-failed", server: this.name, reason: why } as const;
@@ -312,7 +314,7 @@ export class UpstreamConnection {
       try {
         listed = await this.#listing.fetch(link.client, this.#capabilities);
       } catch (err) {
-        log.warn(`mcp_servers.${this.name}: refreshing tools failed: ${messageOf(err)}`);
+        log.warn(`mcp_servers.${this.name}: refreshing tools failed: ${redactCredentials(messageOf(err))}`);
         return;
       }
       if (link !== this.#live) return; // stopped, recycled or lost meanwhile
@@ -337,7 +339,7 @@ export class UpstreamConnection {
 
   /** Close a link that stopped answering; its transport's close brings the reconnect. */
   #dropped(link: Link, why: string): void {
-    log.warn(`mcp_servers.${this.name}: ${why}`);
+    log.warn(`mcp_servers.${this.name}: ${redactCredentials(why)}`);
     void link.close();
   }
 

@@ -90,6 +90,14 @@ describe("service: Host-less requests, /health, bad requests", () => {
     assert.ok(logged.split("\n").length < 10, `${logged.split("\n").length} log lines for 200 bad requests`);
   });
 
+  it("the service's own log carries the upstream's failure redacted too (it lands in .serve/log)", async () => {
+    await waitFor(() => /mcp_servers\.remote/.test(svc.stderr()), {
+      timeoutMs: 30_000,
+      what: () => `the upstream's failure in the log (stderr: ${svc.stderr()})`,
+    });
+    assert.doesNotMatch(svc.stderr(), new RegExp(SECRET), svc.stderr());
+  });
+
   it("/health checks Host like /mcp and shows its details only with the token, redacted", async () => {
     const port = portOf(svc);
     const foreign = await rawRequest(port, "GET /health HTTP/1.1\r\nhost: evil.example");
