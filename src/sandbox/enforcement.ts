@@ -5,6 +5,7 @@
  * per entry, or a refusal under `require`), and the hint a failed start gets. Pure.
  */
 import { formatDestination } from "../manifest/sandbox.ts";
+import { levelAt } from "./landlock.ts";
 import type { Policy } from "./policy.ts";
 
 /** What the platform offers a confined child. */
@@ -130,7 +131,9 @@ export function failureHint(policy: Policy, e: Enforcement, stderrTail: readonly
   let key = `open ${at} (read:, write:, network:) or set sandbox: off`;
   if (denied) {
     const [op, where] = denied[1].startsWith("/") ? ["open", denied[1]] : [denied[1], denied[2]];
-    const writes = /mkdir|mkdtemp|rename|unlink|copyfile|symlink|rmdir|create|Read-only/i.test(op + text);
+    // a denied open of a path the policy lets it read was an open for writing
+    const writes = /mkdir|mkdtemp|rename|unlink|copyfile|symlink|rmdir|create|Read-only/i.test(op + text) ||
+      (where.startsWith("/") && levelAt(policy.fs, where) === "read");
     key = `add ${JSON.stringify(where)} to ${at}.${writes ? "write" : "read"}`;
   } else if (
     /EAI_AGAIN|ENOTFOUND|ENETUNREACH|ECONNREFUSED|ENOTCACHED|getaddrinfo|Network is unreachable|Temporary failure in name resolution|Could not resolve host|Failed to connect|Couldn't connect/i

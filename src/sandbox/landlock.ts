@@ -97,6 +97,31 @@ export interface LandlockPlan {
 }
 
 const parentOf = (p: string) => p === "/" ? undefined : p.slice(0, p.lastIndexOf("/")) || "/";
+
+/** Each path the rules name with its level (one path named twice: the narrower access wins). */
+function levelsByPath(rules: readonly FsRule[]): Map<string, Level> {
+  const byPath = new Map<string, Level>();
+  for (const r of rules) {
+    const prev = byPath.get(r.path);
+    if (prev === undefined || RANK[r.level] < RANK[prev]) byPath.set(r.path, r.level);
+  }
+  if (!byPath.has("/")) byPath.set("/", "deny");
+  return byPath;
+}
+
+/** The level at `p`: the deepest path named at or above it decides; nothing named is denied. */
+function levelIn(byPath: ReadonlyMap<string, Level>, p: string): Level {
+  for (let q: string | undefined = p; q !== undefined; q = parentOf(q)) {
+    const l = byPath.get(q);
+    if (l !== undefined) return l;
+  }
+  return "deny";
+}
+
+/** What `rules` let a child do at the absolute path `p`, as the planner decides it. */
+export function levelAt(rules: readonly FsRule[], p: string): Level {
+  return levelIn(levelsByPath(rules), p);
+}
 const join = (dir: string, name: string) => dir === "/" ? `/${name}` : `${dir}/${name}`;
 const within = (p: string, dir: string) => dir === "/" || p === dir || p.startsWith(dir + "/");
 
@@ -113,21 +138,8 @@ export function planLandlock(
   hide: (path: string) => boolean = () => false,
 ): LandlockPlan {
   const handled = handledFs(abi);
-  const byPath = new Map<string, Level>();
-  for (const r of input) {
-    const prev = byPath.get(r.path);
-    // one path named twice: the narrower access wins
-    if (prev === undefined || RANK[r.level] < RANK[prev]) byPath.set(r.path, r.level);
-  }
-  if (!byPath.has("/")) byPath.set("/", "deny");
-
-  const levelOf = (p: string): Level => {
-    for (let q: string | undefined = p; q !== undefined; q = parentOf(q)) {
-      const l = byPath.get(q);
-      if (l !== undefined) return l;
-    }
-    return "deny";
-  };
+  const byPath = levelsByPath(input);
+  const levelOf = (p: string): Level => levelIn(byPath, p);
   const hidden: string[] = [];
   for (const [p, l] of byPath) {
     const up = parentOf(p);

@@ -146,4 +146,32 @@ describe("warnings, refusals and hints", () => {
       /^it runs in the sandbox \(fs: landlock abi 7; network: none \(namespace\)\); if it needs more, open mcp_servers\.x\.sandbox \(read:, write:, network:\) or set sandbox: off$/,
     );
   });
+
+  it("a denied open of a path the policy lets it read was a write: the hint says write", () => {
+    // the defaults' shape: everything readable, secrets denied, its TMPDIR writable
+    const p: Policy = {
+      ...none,
+      fs: [
+        { path: "/", level: "read" },
+        { path: "/home/u/.ssh", level: "deny" },
+        { path: "/t", level: "write" },
+      ],
+    };
+    const at = (tail: string[]) => failureHint(p, enforcement(p, linux()), tail);
+    // Node and Python say "open" / "Permission denied" whether the file was opened to read or write
+    assert.match(
+      at(["Error: EACCES: permission denied, open '/home/u/project/out.json'"]),
+      /add "\/home\/u\/project\/out\.json" to mcp_servers\.x\.sandbox\.write$/,
+    );
+    assert.match(
+      at(["PermissionError: [Errno 13] Permission denied: '/var/lib/x.db'"]),
+      /add "\/var\/lib\/x\.db" to mcp_servers\.x\.sandbox\.write$/,
+    );
+    // a protected path is a read that was refused
+    assert.match(
+      at(["Error: EACCES: permission denied, open '/home/u/.ssh/config'"]),
+      /add "\/home\/u\/\.ssh\/config" to mcp_servers\.x\.sandbox\.read$/,
+    );
+    assert.match(at(["cat: /home/u/.ssh/id_ed25519: Permission denied"]), /sandbox\.read$/);
+  });
 });
