@@ -84,7 +84,7 @@ export function registerServe(program: Command, setExit: SetExit): void {
       if (opts.standalone) {
         if (opts.serveUrl) throw usageError("--standalone and --serve-url exclude each other");
         if (opts.daemon) {
-          const { alreadyRunningError, findService, launchDetached, shownDir } = await import(
+          const { alreadyRunningError, findService, launchUnderLock, shownDir } = await import(
             "../service/launch.ts"
           );
           const running = await findService(manifest.dir);
@@ -97,7 +97,10 @@ export function registerServe(program: Command, setExit: SetExit): void {
             ...opts.allowedHost.flatMap((h) => ["--allowed-host", h]),
             ...opts.allowedOrigin.flatMap((o) => ["--allowed-origin", o]),
           ];
-          const ep = await launchDetached(manifest, false, serviceArgs);
+          // under the launch lock, as relays launch: of several started at once, one runs
+          const got = await launchUnderLock(manifest, false, serviceArgs);
+          if (!got.launched) throw alreadyRunningError(manifest, got.endpoint);
+          const ep = got.endpoint;
           await writeOut(`${ep.url}\n`);
           writeErr(
             `hermit: ${manifest.name} service running at ${ep.url} (pid ${ep.pid}); stop it with 'hermit stop ${

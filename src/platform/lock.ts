@@ -3,10 +3,12 @@
  * where the platform has it (Deno's `FsFile.tryLock`; libc's flock through `bun:ffi` under Bun
  * and in the compiled binary), otherwise (Windows; Node) an O_EXCL lock file holding our pid and start
  * time, taken over when its holder is gone (`pidfile_lock.ts`). Polls without blocking the event
- * loop.
+ * loop. Bun without FFI on a platform that has flock falls back too, and says so once: the two kinds
+ * do not exclude each other.
  */
 import { closeSync, openSync } from "node:fs";
 import process from "node:process";
+import { log } from "../log.ts";
 import { tryPidfileLock } from "./pidfile_lock.ts";
 import { libc } from "./libc.ts";
 import { runtime } from "./runtime.ts";
@@ -49,8 +51,23 @@ export async function tryLock(path: string): Promise<FileLock | undefined> {
     closeSync(fd);
     return undefined;
   }
+  if (runtime === "bun" && process.platform !== "win32") warnNoFlock();
   const pidfile = tryPidfileLock(path);
   return pidfile && { kind: "pidfile", release: pidfile.release };
+}
+
+let warned = false;
+/**
+ * Bun without its FFI (e.g. a `BUN_JSC_useJIT=0` the user set: FFI needs the JIT) has no flock;
+ * the lock file it falls back to does not exclude hermits that hold the same path with flock.
+ */
+function warnNoFlock(): void {
+  if (warned) return;
+  warned = true;
+  log.warn(
+    "file locks: flock is not reachable in this process (Bun's FFI needs the JIT: is BUN_JSC_useJIT=0 set?); " +
+      "using lock files, which other hermits holding the same lock with flock do not see",
+  );
 }
 
 /** Wait for the lock, polling every 50 ms, up to `timeoutMs`. */

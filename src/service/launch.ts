@@ -12,12 +12,13 @@ import process from "node:process";
 import { Exit, HermitError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { Manifest } from "../manifest/types.ts";
-import { acquireLock } from "../platform/lock.ts";
+import { acquireLock, type FileLock, tryLock } from "../platform/lock.ts";
 import { selfCommand } from "../platform/runtime.ts";
 import { sleep } from "../process/wait.ts";
 import { whileWaiting } from "../progress.ts";
 import { checkEndpoint, type Endpoint, findService, readEndpoint } from "./endpoint.ts";
-import { ensureServeDir, lockPath, logPath, openServeLog } from "./serve_dir.ts";
+import { alreadyRunningError, shownDir } from "./messages.ts";
+import { ensureServeDir, lockPath, logPath, openServeLog, serviceLockPath } from "./serve_dir.ts";
 
 export { findService } from "./endpoint.ts";
 export { alreadyRunningError, noServiceMessage, shownDir } from "./messages.ts";
@@ -83,8 +84,23 @@ export async function launchDetached(
 export async function findOrLaunch(m: Manifest, allowLaunch: boolean): Promise<Endpoint | undefined> {
   const found = await findService(m.dir);
   if (found || !allowLaunch) return found;
+  const got = await launchUnderLock(m, true);
+  return got.endpoint;
+}
+
+/**
+ * Under `DIR/.serve/lock`: the service someone else started meanwhile (`launched: false`), or one
+ * this call started with `serviceArgs`. A service started by hand in the foreground takes no
+ * launch lock; when it wins the race, ours exits "already running" and the winner is returned.
+ */
+export async function launchUnderLock(
+  m: Manifest,
+  hostLaunched: boolean,
+  serviceArgs: string[] = [],
+  timeoutMs = LAUNCH_TIMEOUT_MS,
+): Promise<{ endpoint: Endpoint; launched: boolean }> {
   ensureServeDir(m.dir); // the lock lives in it
-  const lock = await acquireLock(lockPath(m.dir), LAUNCH_TIMEOUT_MS);
+  const lock = await acquireLock(lockPath(m.dir), timeoutMs);
   if (!lock) {
     throw new HermitError(
       `timed out waiting for ${lockPath(m.dir)} (another hermit is starting the service)`,
@@ -93,15 +109,65 @@ export async function findOrLaunch(m: Manifest, allowLaunch: boolean): Promise<E
   }
   try {
     const again = await findService(m.dir);
-    if (again) return again;
-    log.info(`starting the ${m.name} service (logs in ${logPath(m.dir)})`);
-    return await whileWaiting(
-      `the ${m.name} service to start (its log: ${logPath(m.dir)})`,
-      launchDetached(m, true),
-    );
+    if (again) return { endpoint: again, launched: false };
+    // a host's log says why the session waits; `--daemon` prints where it runs once it does
+    if (hostLaunched) log.info(`starting the ${m.name} service (logs in ${logPath(m.dir)})`);
+    try {
+      const endpoint = await whileWaiting(
+        `the ${m.name} service to start (its log: ${logPath(m.dir)})`,
+        launchDetached(m, hostLaunched, serviceArgs, timeoutMs),
+      );
+      return { endpoint, launched: true };
+    } catch (err) {
+      const winner = await waitForService(m, timeoutMs);
+      if (winner) return { endpoint: winner, launched: false };
+      throw err;
+    }
   } finally {
     lock.release();
   }
+}
+
+/**
+ * Claim the adapter for this service (`DIR/.serve/service.lock`, held until the process exits), or
+ * refuse with one line when another service for it is starting or running — however many were
+ * started at once (by hand, `--daemon`, relays), one runs.
+ */
+export async function claimService(m: Manifest): Promise<FileLock> {
+  ensureServeDir(m.dir);
+  const lock = await tryLock(serviceLockPath(m.dir));
+  if (lock) return lock;
+  const other = await waitForService(m, CLAIM_WAIT_MS);
+  if (other) throw alreadyRunningError(m, other);
+  throw new HermitError(
+    `a service for ${m.name} is already starting (it holds ${serviceLockPath(m.dir)}); see 'hermit status ${
+      shownDir(m)
+    }'`,
+    Exit.usage,
+  );
+}
+
+/** How long a refused service waits for the other one's endpoint, to say where it runs. */
+const CLAIM_WAIT_MS = 5_000;
+
+/**
+ * The service another process is starting or running for the adapter, once it answers; undefined
+ * when none is (nobody holds its lock) or it does not answer within `timeoutMs`.
+ */
+export async function waitForService(m: Manifest, timeoutMs: number): Promise<Endpoint | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ep = await findService(m.dir);
+    if (ep) return ep;
+    if (Date.now() >= deadline || !(await serviceLockHeld(m.dir))) return undefined;
+    await sleep(100);
+  }
+}
+
+async function serviceLockHeld(dir: string): Promise<boolean> {
+  const probe = await tryLock(serviceLockPath(dir));
+  probe?.release();
+  return probe === undefined;
 }
 
 function logTail(file: string, n: number): string {

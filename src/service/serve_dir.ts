@@ -1,11 +1,12 @@
 /**
  * `DIR/.serve/`: the runtime files of an adapter's standalone service — the endpoint (with the
- * bearer token), the launch lock and the daemon's log. hermit trusts the directory only when it is
+ * bearer token), the locks and the daemon's log. hermit trusts the directory only when it is
  * a real directory (never a symbolic link) owned by the current user and not writable by group or
  * others; anything else is refused with one line naming the fix, because whoever controls it can
  * point relays at their own server or read the token. The directory is created 0700 with a
  * `.gitignore` that ignores everything in it, so none of it ever shows up as a change in the
- * user's repository (the lock lives inside it for the same reason). Ownership and mode are POSIX
+ * user's repository (the locks live inside it for the same reason: the launch lock relays and
+ * `--daemon` take while they start a service, and the one a service holds while it runs). Ownership and mode are POSIX
  * notions: on Windows only the symbolic-link rule applies.
  */
 import { chmodSync, constants, lstatSync, mkdirSync, openSync, writeFileSync } from "node:fs";
@@ -23,6 +24,11 @@ export function serveDir(adapterDir: string): string {
 
 export function lockPath(adapterDir: string): string {
   return path.join(serveDir(adapterDir), "lock");
+}
+
+/** Held by a service from before it starts its upstreams until it exits: one service per adapter. */
+export function serviceLockPath(adapterDir: string): string {
+  return path.join(serveDir(adapterDir), "service.lock");
 }
 
 export function logPath(adapterDir: string): string {
@@ -94,6 +100,7 @@ export function checkLaunchable(adapterDir: string): void {
   checkTrusted(serveDir(adapterDir), "directory");
   checkTrusted(logPath(adapterDir), "file");
   checkTrusted(lockPath(adapterDir), "file");
+  checkTrusted(serviceLockPath(adapterDir), "file");
 }
 
 /** `.serve/`, created owner-only with its `.gitignore` when missing; refused when not trustworthy. */

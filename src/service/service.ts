@@ -28,7 +28,7 @@ import { type Endpoint, logPath, removeEndpoint, writeEndpoint } from "./endpoin
 import { drain, realClock } from "./drain.ts";
 import { healthAnswer, type HealthFacts, liveAnswer, type Phase, upstreamView } from "./health.ts";
 import { createHandler, loopbackHosts, MCP_PATH } from "./http_handler.ts";
-import { alreadyRunningError, findService } from "./launch.ts";
+import { alreadyRunningError, claimService, findService } from "./launch.ts";
 import { capLog } from "./log_cap.ts";
 import { SessionRegistry } from "./sessions.ts";
 
@@ -73,6 +73,8 @@ export async function runService(manifest: Manifest, opts: ServiceOptions): Prom
     );
   }
   const token = opts.tokenFile ? readToken(opts.tokenFile) : randomBytes(32).toString("base64url");
+  // one service per adapter, however many start at once; given up when it starts to drain
+  const claim = await claimService(manifest);
   const urlHost = advertisedHost(opts.host);
   const serve = manifest.serve;
 
@@ -181,6 +183,7 @@ export async function runService(manifest: Manifest, opts: ServiceOptions): Prom
   clearTimeout(idleTimer);
   phase = "draining";
   removeEndpoint(manifest.dir); // new relays look elsewhere at once
+  claim.release(); // and may start the next service while this one drains
   log.info(
     `stopping (${why}): draining; ${sessions.inFlight} request(s) in flight, waiting at most ${serve.drainSeconds} s`,
   );

@@ -1,0 +1,132 @@
+/**
+ * One service per adapter, however many start it at once (the compiled binary): two `--daemon`s,
+ * a service started by hand racing a `--daemon`, a relay launching while one is started by hand.
+ * Whoever loses says so in one line (exit 2) or attaches to the winner, and no second service is
+ * left running with its own upstreams (before, each of them started one: the endpoint file named
+ * the last, and the others ran on, unseen by `status` and `stop`).
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { runHermit } from "../helpers/hermit.ts";
+import { connectServe } from "../helpers/mcp.ts";
+import { alive, Reaper, waitFor } from "../helpers/procs.ts";
+import {
+  launchHermit,
+  readEndpointFile,
+  servicePids,
+  startService,
+  writeStandaloneAdapter,
+} from "../helpers/service.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const ALREADY =
+  /^error: a service for shared is already running at http:\/\/127\.0\.0\.1:\d+\/mcp \(pid (\d+)\); stop it with 'hermit stop [^']+'$/;
+
+describe("one service per adapter, however many start it at once", { timeout: 240_000 }, () => {
+  const tmp = tempDir();
+  const reaper = new Reaper();
+  const dirs: string[] = [];
+  const adapter = (name: string, hostLaunch: boolean) => {
+    const dir = path.join(tmp.path, name);
+    writeStandaloneAdapter(dir, { hostLaunch });
+    dirs.push(dir);
+    return dir;
+  };
+  after(async () => {
+    for (const d of dirs) for (const p of servicePids(d)) reaper.track(p);
+    await reaper.reap();
+    tmp.cleanup();
+  });
+
+  /** Exactly one service runs for `dir` (a loser that started may take a moment to go): its pid. */
+  async function theOneService(dir: string): Promise<number> {
+    const ep = readEndpointFile(dir);
+    assert.ok(ep, "the winner wrote its endpoint file");
+    await waitFor(() => servicePids(dir).length === 1, {
+      timeoutMs: 15_000,
+      what: () => `one service for ${dir}, not ${servicePids(dir).join(", ")}`,
+    }).finally(() => servicePids(dir).forEach((p) => reaper.track(p)));
+    assert.deepEqual(servicePids(dir), [ep.pid], "the one running is the one the endpoint file names");
+    return ep.pid;
+  }
+
+  async function stopAll(dir: string, pid: number): Promise<void> {
+    const stop = await runHermit(["stop", dir]);
+    assert.equal(stop.code, 0, stop.stderr);
+    await waitFor(() => !alive(pid) && servicePids(dir).length === 0, {
+      timeoutMs: 15_000,
+      what: () => `every service for ${dir} to be gone (${servicePids(dir).join(", ")})`,
+    });
+  }
+
+  it("two --daemon at once: one starts it, the other says where it already runs (exit 2)", async () => {
+    const dir = adapter("daemons", false);
+    const runs = await Promise.all(
+      [0, 1].map(() => runHermit(["serve", dir, "--standalone", "--daemon"], { timeoutMs: 120_000 })),
+    );
+    servicePids(dir).forEach((p) => reaper.track(p));
+    const said = runs.map((r) => `exit ${r.code}: ${r.stderr.trim()}`).join(" | ");
+    const won = runs.filter((r) => r.code === 0);
+    const lost = runs.filter((r) => r.code !== 0);
+    assert.equal(won.length, 1, said);
+    assert.equal(lost[0].code, 2, said);
+    const m = ALREADY.exec(lost[0].stderr.trim());
+    assert.ok(m, said);
+    const pid = await theOneService(dir);
+    assert.equal(Number(m[1]), pid, "the refusal names the service that runs");
+    assert.equal(won[0].stdout.trim(), readEndpointFile(dir)!.url);
+    await stopAll(dir, pid);
+  });
+
+  it("a service started by hand and a --daemon at once: one runs, the other is refused in one line", async () => {
+    const dir = adapter("by-hand", false);
+    const byHand = launchHermit(["serve", dir, "--standalone"], reaper);
+    const daemon = await runHermit(["serve", dir, "--standalone", "--daemon"], { timeoutMs: 120_000 });
+    servicePids(dir).forEach((p) => reaper.track(p));
+    const pid = await theOneService(dir);
+    if (daemon.code === 0) {
+      // the daemon won: the service started by hand is refused and ends
+      const code = await byHand.exited;
+      assert.equal(code, 2, byHand.stderr());
+      assert.match(byHand.stderr().trim().split("\n").at(-1)!, ALREADY);
+    } else {
+      assert.equal(daemon.code, 2, daemon.stderr);
+      assert.match(daemon.stderr.trim(), ALREADY, JSON.stringify(daemon.stderr));
+      assert.equal(pid, byHand.pid, "the service started by hand runs");
+    }
+    await stopAll(dir, pid);
+  });
+
+  it("a relay launching while a service is started by hand attaches to the one that runs", async () => {
+    const dir = adapter("relay", true);
+    const byHand = launchHermit(["serve", dir, "--standalone"], reaper);
+    const s = await connectServe(dir);
+    reaper.track(s.pid);
+    try {
+      const r = await s.client.callTool({ name: "read_graph", arguments: {} });
+      assert.equal(r.isError, undefined, JSON.stringify(r));
+      const pid = await theOneService(dir);
+      if (pid !== byHand.pid) {
+        // the relay's service won: the one started by hand was refused in one line
+        assert.equal(await byHand.exited, 2, byHand.stderr());
+        assert.match(byHand.stderr().trim().split("\n").at(-1)!, ALREADY);
+      }
+      await s.close();
+      await stopAll(dir, pid);
+    } finally {
+      await s.close().catch(() => {});
+    }
+  });
+
+  it("without flock (Bun's FFI needs the JIT), the service says once that its locks are lock files", async () => {
+    const dir = adapter("no-flock", false);
+    const svc = await startService(dir, { BUN_JSC_useJIT: "0" }, { reaper });
+    await svc.stop();
+    const warnings = svc.stderr().split("\n").filter((l) => l.includes("file locks:"));
+    assert.deepEqual(warnings, [
+      "hermit: warn: file locks: flock is not reachable in this process (Bun's FFI needs the JIT: is BUN_JSC_useJIT=0 set?); " +
+      "using lock files, which other hermits holding the same lock with flock do not see",
+    ]);
+  });
+});
