@@ -1,19 +1,12 @@
 /**
  * The static half of `hermit check`: everything that can be known from the adapter's files
  * without starting anything. Pure over the loaded manifest plus the file system; returns findings.
+ * Owns the finding type, the manifest's own findings (exports, command tools, `${VAR}`s, serve,
+ * host names); the adapter's content (context, skills, roles) is checked in `content.ts`.
  */
 import path from "node:path";
 import process from "node:process";
-import {
-  contextPath,
-  type FrontMatterDoc,
-  isDir,
-  isFile,
-  listRoles,
-  listSkills,
-  skillFiles,
-} from "../adapter/content.ts";
-import { HermitError } from "../errors.ts";
+import { isDir, isFile } from "../adapter/content.ts";
 import { SAFE_MODE_NOTICE, safeMode } from "../gates/safe_mode.ts";
 import { nameBudgetWarning } from "../hosts/index.ts";
 import { formatPath, type LocatedIssue, quote } from "../manifest/locate.ts";
@@ -27,6 +20,7 @@ import {
 import { exportedName, exportSources, hostToolName, isGlob, type ToolSource } from "../manifest/names.ts";
 import type { Manifest, Upstream } from "../manifest/types.ts";
 import { which } from "../platform/which.ts";
+import { contentFindings } from "./content.ts";
 
 export type FindingLevel = "ok" | "warning" | "problem";
 
@@ -134,7 +128,7 @@ export function staticFindings(
 
   commandToolFindings(m, at, add, env);
   upstreamEnvFindings(m, at, add, env);
-  contentFindings(m, at, add);
+  findings.push(...contentFindings(m, at));
   serveFindings(m, at, add);
   nameBudgetFindings(m, at, add);
   return findings;
@@ -225,54 +219,6 @@ function upstreamEnvFindings(m: Manifest, at: At, add: Add, env: Record<string, 
         at([...base, ...field]),
       );
     }
-  }
-}
-
-function contentFindings(m: Manifest, at: At, add: Add): void {
-  // What deploy would refuse (a path or link leading out of the adapter) is a problem here.
-  const refused = (area: string, where: string | undefined, fn: () => void): boolean => {
-    try {
-      fn();
-      return false;
-    } catch (err) {
-      if (!(err instanceof HermitError)) throw err;
-      add("problem", area, err.message, where);
-      return true;
-    }
-  };
-  if (m.exports.context) {
-    const where = at(["exports", "context"]);
-    let ctx: string | undefined;
-    if (!refused("context", where, () => ctx = contextPath(m))) {
-      if (!isFile(ctx!)) {
-        add(
-          "problem",
-          "context",
-          `exports.context ${quote(m.exports.context)} does not exist in the adapter`,
-          where,
-        );
-      } else add("ok", "context", `context ${m.exports.context}`);
-    }
-  }
-  for (const [key, list] of [["skills", listSkills], ["roles", listRoles]] as const) {
-    const rel = m.exports[key];
-    if (!rel) continue;
-    if (!isDir(path.resolve(m.dir, rel))) {
-      add(
-        "problem",
-        key,
-        `exports.${key} ${quote(rel)} is not a directory in the adapter`,
-        at(["exports", key]),
-      );
-      continue;
-    }
-    let docs: FrontMatterDoc[] = [];
-    if (refused(key, at(["exports", key]), () => docs = list(m))) continue;
-    for (const d of docs) {
-      for (const p of d.problems) add("warning", key, `${path.relative(m.dir, d.file)}: ${p}`);
-      if (key === "skills") refused(key, undefined, () => skillFiles(m, path.dirname(d.file)));
-    }
-    add("ok", key, `${docs.length} ${key} in ${rel}`);
   }
 }
 
