@@ -7,21 +7,21 @@
  * cannot be started, it is `hermit watchdog --ppid <us> --supervise`. If the watchdog dies, a new
  * one is started (at once while groups run, at most once a second) and given the live groups.
  * Enabling the watchdog also keeps escapes (daemons that leave their group) in reach: see
- * `trackEscapes` in `group.ts`.
+ * `trackEscapes` in `group_registry.ts`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import process from "node:process";
 import { log } from "../log.ts";
 import { selfCommand } from "../platform/runtime.ts";
+import { DEFAULT_GRACE_MS } from "./group.ts";
 import {
   activeGroups,
-  DEFAULT_GRACE_MS,
   noteRuntimeChild,
   onGroupChange,
   trackEscapes,
   untrackEscapes,
-} from "./group.ts";
+} from "./group_registry.ts";
 import { shWatchdogArgv, type ShWatchdogLog } from "./watchdog_sh.ts";
 
 const SH = "/bin/sh";

@@ -4,7 +4,8 @@
  * network namespace can be expected (the launcher must run single-threaded, which only the
  * compiled binary does, and the kernel must allow unprivileged user namespaces), seccomp, and
  * on macOS `sandbox-exec`. The launcher reports what it really got; this is the forecast `tools`
- * and `check` show before anything runs. Probed once per process.
+ * and `check` show before anything runs. Probed once per process; what a launcher finds out is
+ * folded in (`learnCapabilities`).
  */
 import { existsSync, readFileSync } from "node:fs";
 import process from "node:process";
@@ -69,4 +70,19 @@ export function probeCapabilities(
   }
   if (platform === process.platform) probed = caps;
   return caps;
+}
+
+/**
+ * What a launcher found out is a fact of this machine: later forecasts (the command tools that
+ * `tools` shows without running them) use it. A namespace counts only when one was tried.
+ */
+export function learnCapabilities(caps: Capabilities, found: Capabilities): void {
+  if (found.namespace || found.why.namespace) {
+    caps.namespace = found.namespace;
+    caps.why.namespace = found.why.namespace;
+  }
+  if (found.seccomp || found.why.seccomp) {
+    caps.seccomp = found.seccomp;
+    caps.why.seccomp = found.why.seccomp;
+  }
 }

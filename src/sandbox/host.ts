@@ -1,19 +1,18 @@
 /**
  * The sandbox as the gateway uses it: one per gateway. It knows the machine (`facts.ts`), owns
- * each entry's private TMPDIR and egress proxy, and starts every confined child: through hermit's
- * own launcher on Linux (which confines itself and execs the target; its report comes back on
- * fd 3 before the target runs), through `sandbox-exec` on macOS, plainly elsewhere (with a
- * warning). It says what is enforced for each entry (`tools`, `check`), warns once per entry
- * about what is not, refuses under `require`, and logs every `sandbox: off` at start.
+ * each entry's private TMPDIR (`tmp_dirs.ts`) and egress proxy, resolves each entry's policy and
+ * starts every confined child under it (`spawn.ts`: through hermit's own launcher on Linux, which
+ * confines itself and execs the target and reports on fd 3 before the target runs; through
+ * `sandbox-exec` on macOS; plainly elsewhere, with a warning). It says what is enforced for each
+ * entry (`tools`, `check`): the forecast, then what the launcher reported. It warns once per
+ * entry about what is not, refuses under `require`, and logs every `sandbox: off` at start.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import process from "node:process";
 import { log } from "../log.ts";
 import type { InterpolationContext } from "../manifest/interpolate.ts";
 import type { CommandTool, Manifest, Upstream } from "../manifest/types.ts";
 import { homeDir, stateDir } from "../platform/paths.ts";
-import { isAlive } from "../platform/proc.ts";
 import { type ProcessGroup, spawnInGroup } from "../process/group.ts";
 import {
   type Capabilities,
@@ -24,13 +23,12 @@ import {
   summary,
   warningLine,
 } from "./enforcement.ts";
-import { probeCapabilities } from "./facts.ts";
-import type { LaunchPlan } from "./launcher.ts";
-import { type Entry, managerOf, type Policy, type PolicyContext, resolvePolicy } from "./policy.ts";
+import { learnCapabilities, probeCapabilities } from "./facts.ts";
+import { type Entry, type Policy, type PolicyContext, resolvePolicy } from "./policy.ts";
 import { EgressProxy } from "./proxy.ts";
-import { seatbeltProfile } from "./seatbelt.ts";
 import { recordServed } from "./served.ts";
-import { OFFLINE_ENV, proxyEnv, type SpawnRequest, throughLauncher, throughSeatbelt } from "./spawn.ts";
+import { confinedEnv, type SpawnRequest, startConfined } from "./spawn.ts";
+import { TmpDirs } from "./tmp_dirs.ts";
 
 /** The sandbox would not run an entry (`require`, or the launcher refused): exit 4 in CLI paths. */
 export class SandboxRefused extends Error {}
@@ -66,7 +64,7 @@ export class SandboxHost {
   readonly #home: string;
   #served: string[] | undefined;
   readonly #proxies = new Map<string, EgressProxy>();
-  readonly #tmpDirs = new Set<string>();
+  readonly #tmp: TmpDirs;
   readonly #said = new Set<string>();
   readonly #effective = new Map<string, Enforcement>();
 
@@ -77,6 +75,7 @@ export class SandboxHost {
     this.caps = { ...caps, why: { ...caps.why } };
     this.#home = homeDir(opts.env);
     this.#stateDir = stateDir(opts.platform, opts.env, this.#home);
+    this.#tmp = new TmpDirs(this.#stateDir);
     // an adapter whose service has run (it has a .serve/) is recorded even if it starts nothing
     if (!opts.quiet && existsSync(path.join(manifest.dir, ".serve"))) this.#servedDirs(true);
     if (opts.quiet) return;
@@ -105,7 +104,7 @@ export class SandboxHost {
   /** The policy of `entry` (with `tmpDir` as its TMPDIR, or where it would be). Pure over the host's facts. */
   policy(
     entry: Entry,
-    tmpDir = path.join(this.#tmpRoot(), "<per start>"),
+    tmpDir = path.join(this.#tmp.root, "<per start>"),
     childEnv?: Readonly<Record<string, string>>,
   ): Policy {
     const ctx: PolicyContext = {
@@ -188,36 +187,21 @@ export class SandboxHost {
     };
     // off Linux nothing later can do better than the forecast
     if (platform !== "linux" && policy.require && forecast.missing.length) {
-      this.#dropTmp(tmpDir);
+      this.#tmp.drop(tmpDir);
       throw new SandboxRefused(refusalLine(entry.label, forecast));
     }
-    const env: Record<string, string> = { ...req.env };
-    if (tmpDir) env.TMPDIR = tmpDir;
     const proxyPort = policy.network.mode === "allow" ? await this.#proxy(entry.label, policy) : undefined;
-    if (proxyPort) Object.assign(env, proxyEnv(proxyPort));
-    // without a network, package managers answer from their caches at once instead of retrying
-    if (policy.network.mode === "none") {
-      for (const [k, v] of Object.entries(OFFLINE_ENV)) if (!(k in req.env)) env[k] = v;
-    }
-    this.#prepareCaches(req.command, policy);
-
-    let group: ProcessGroup;
-    if (platform === "linux") {
-      const plan: LaunchPlan = {
-        label: entry.label,
-        fs: policy.fs,
-        network: policy.network,
-        proxyPort,
-        require: policy.require,
-        launcherEnv: [],
-      };
-      log.debug(`${entry.label}: sandbox plan ${JSON.stringify(plan)}`);
-      const launched = await throughLauncher(plan, { ...req, env }, stdio);
-      group = launched.group;
-      const report = launched.report;
-      // a daemon it leaves behind with setsid is an escape the process layer follows (process/escapes.ts)
-      void group.exited.then(() => this.#dropTmp(tmpDir));
-      this.#learn(report.caps);
+    const env = confinedEnv(req.env, policy.network, tmpDir, proxyPort);
+    const { group, report } = await startConfined(
+      { platform, seatbelt: this.caps.seatbelt, label: entry.label, policy, proxyPort },
+      { ...req, env },
+      stdio,
+    );
+    // a daemon it leaves behind with setsid is an escape the process layer follows (process/escapes.ts)
+    if (tmpDir) void group.exited.then(() => this.#tmp.drop(tmpDir));
+    if (!report) settle(forecast);
+    else {
+      learnCapabilities(this.caps, report.caps);
       const actual = enforcement(policy, report.caps);
       if (report.refused) {
         await group.exited;
@@ -231,39 +215,15 @@ export class SandboxHost {
         ]
         : [];
       settle({ ...actual, missing: [...actual.missing, ...writable] });
-    } else {
-      settle(forecast);
-      group = platform === "darwin" && this.caps.seatbelt
-        ? throughSeatbelt(seatbeltProfile({ fs: policy.fs, network: policy.network, proxyPort }), {
-          ...req,
-          env,
-        }, stdio)
-        : spawnInGroup(req.command, req.args, { env, cwd: req.cwd, stdio });
-      if (tmpDir) void group.exited.then(() => this.#dropTmp(tmpDir));
     }
     return { group, hint: (tail) => failureHint(policy, this.#effective.get(entry.label) ?? forecast, tail) };
-  }
-
-  /**
-   * What a launcher found out is a fact of this machine: later forecasts (the command tools that
-   * `tools` shows without running them) use it. A namespace counts only when one was tried.
-   */
-  #learn(found: Capabilities): void {
-    if (found.namespace || found.why.namespace) {
-      this.caps.namespace = found.namespace;
-      this.caps.why.namespace = found.why.namespace;
-    }
-    if (found.seccomp || found.why.seccomp) {
-      this.caps.seccomp = found.seccomp;
-      this.caps.why.seccomp = found.why.seccomp;
-    }
   }
 
   /** Stop the proxies and remove what is left of the temporary directories. */
   async close(): Promise<void> {
     await Promise.all([...this.#proxies.values()].map((p) => p.close()));
     this.#proxies.clear();
-    for (const d of this.#tmpDirs) this.#dropTmp(d);
+    this.#tmp.dropAll();
   }
 
   #once(key: string, fn: () => void): void {
@@ -279,28 +239,15 @@ export class SandboxHost {
   #servedDirs(record = false): string[] {
     if (record && !this.#served) {
       this.#served = recordServed(this.#stateDir, this.#manifest.dir);
-      sweepTmp(this.#tmpRoot());
+      this.#tmp.sweep();
     }
     return this.#served ?? [this.#manifest.dir];
   }
 
-  #tmpRoot(): string {
-    return path.join(this.#stateDir, "tmp");
-  }
-
+  /** A private TMPDIR for one start of `label` (this adapter is recorded first). */
   #newTmp(label: string): string {
-    const root = this.#tmpRoot();
     this.#servedDirs(true);
-    mkdirSync(root, { recursive: true, mode: 0o700 });
-    const dir = mkdtempSync(path.join(root, `${process.pid}-${label.replace(/[^A-Za-z0-9_-]/g, "_")}-`));
-    this.#tmpDirs.add(dir);
-    return dir;
-  }
-
-  #dropTmp(dir: string | undefined): void {
-    if (!dir) return;
-    this.#tmpDirs.delete(dir);
-    rmSync(dir, { recursive: true, force: true });
+    return this.#tmp.create(label);
   }
 
   async #proxy(label: string, policy: Policy): Promise<number> {
@@ -315,35 +262,5 @@ export class SandboxHost {
       await proxy.listen();
     }
     return proxy.port;
-  }
-
-  /**
-   * What must exist before the sandbox closes: the cache of the command's package manager, and
-   * declared `write:` directories (written with a trailing `/`). Landlock grants only what exists.
-   */
-  #prepareCaches(command: string, policy: Policy): void {
-    const manager = managerOf(command);
-    const dirs = [...policy.caches.filter((c) => c.manager === manager).map((c) => c.path), ...policy.create];
-    for (const d of dirs) {
-      try {
-        mkdirSync(d, { recursive: true, mode: 0o700 });
-      } catch { /* read-only: the child will say so */ }
-    }
-  }
-}
-
-/** Remove temporary directories of hermit processes that are gone. */
-function sweepTmp(root: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(root);
-  } catch {
-    return;
-  }
-  for (const n of names) {
-    const pid = Number(/^(\d+)-/.exec(n)?.[1]);
-    if (pid && pid !== process.pid && !isAlive(pid)) {
-      rmSync(path.join(root, n), { recursive: true, force: true });
-    }
   }
 }

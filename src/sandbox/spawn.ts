@@ -1,14 +1,20 @@
 /**
- * How a confined child is started on each platform. Linux: through hermit's own launcher
- * (`hermit __sandbox PLAN TARGET ARGS…`, in its own process group like every child), whose
- * report arrives on an extra pipe (fd 3) before the target runs: the launcher closes it when it
- * execs, or writes why it did not. macOS: through `sandbox-exec` with the generated profile. Also
- * the variables a confined child gets for the egress proxy and for working offline.
+ * How a confined child is started on each platform (`startConfined`). Linux: through hermit's own
+ * launcher (`hermit __sandbox PLAN TARGET ARGS…`, in its own process group like every child),
+ * whose report arrives on an extra pipe (fd 3) before the target runs: the launcher closes it
+ * when it execs, or writes why it did not. macOS: through `sandbox-exec` with the generated
+ * profile. Elsewhere plainly. Also what a confined child needs before it starts: the directories
+ * its policy may write that must exist first, and its environment (its TMPDIR, the variables for
+ * the egress proxy and for working offline).
  */
+import { mkdirSync } from "node:fs";
 import path from "node:path";
+import { log } from "../log.ts";
 import { selfCommand } from "../platform/runtime.ts";
 import { type ProcessGroup, spawnInGroup } from "../process/group.ts";
 import { LAUNCHER_ARG, type LaunchPlan, type LaunchReport } from "./launcher.ts";
+import { managerOf, type NetworkRule, type Policy } from "./policy.ts";
+import { seatbeltProfile } from "./seatbelt.ts";
 
 export interface SpawnRequest {
   command: string;
@@ -23,6 +29,62 @@ const LAUNCHER_ENV: Record<string, string> = {
   BUN_JSC_useConcurrentJIT: "0",
   BUN_JSC_useWarmUpMarkedBlocks: "0",
 };
+
+/** How `startConfined` confines one start. */
+export interface ConfinedStart {
+  platform: NodeJS.Platform;
+  /** macOS: `sandbox-exec` is there. */
+  seatbelt: boolean;
+  /** The entry's label (`mcp_servers.NAME`, `tools.NAME`). */
+  label: string;
+  policy: Policy;
+  /** The entry's egress proxy, under a `network:` list. */
+  proxyPort: number | undefined;
+}
+
+/**
+ * Start `req` (its environment already `confinedEnv`'s) confined by `how.policy` as the platform
+ * allows, once what it may write exists. Linux: the launcher's report comes back with the group;
+ * elsewhere there is none (the forecast is all there is).
+ */
+export async function startConfined(
+  how: ConfinedStart,
+  req: SpawnRequest,
+  stdio: "pipe"[],
+): Promise<{ group: ProcessGroup; report?: LaunchReport }> {
+  const { policy, proxyPort } = how;
+  prepareCaches(req.command, policy);
+  if (how.platform === "linux") {
+    const plan: LaunchPlan = {
+      label: how.label,
+      fs: policy.fs,
+      network: policy.network,
+      proxyPort,
+      require: policy.require,
+      launcherEnv: [],
+    };
+    log.debug(`${how.label}: sandbox plan ${JSON.stringify(plan)}`);
+    return await throughLauncher(plan, req, stdio);
+  }
+  const group = how.platform === "darwin" && how.seatbelt
+    ? throughSeatbelt(seatbeltProfile({ fs: policy.fs, network: policy.network, proxyPort }), req, stdio)
+    : spawnInGroup(req.command, req.args, { env: req.env, cwd: req.cwd, stdio });
+  return { group };
+}
+
+/**
+ * What must exist before the sandbox closes: the cache of the command's package manager, and
+ * declared `write:` directories (written with a trailing `/`). Landlock grants only what exists.
+ */
+function prepareCaches(command: string, policy: Policy): void {
+  const manager = managerOf(command);
+  const dirs = [...policy.caches.filter((c) => c.manager === manager).map((c) => c.path), ...policy.create];
+  for (const d of dirs) {
+    try {
+      mkdirSync(d, { recursive: true, mode: 0o700 });
+    } catch { /* read-only: the child will say so */ }
+  }
+}
 
 /**
  * Start `req` through the launcher; resolves with its group once the launcher has reported (the
@@ -62,6 +124,26 @@ export function throughSeatbelt(profile: string, req: SpawnRequest, stdio: "pipe
 
 /** For `network: none`: npm/npx and pnpm, and uv/uvx, use their caches only. */
 export const OFFLINE_ENV: Record<string, string> = { npm_config_offline: "true", UV_OFFLINE: "1" };
+
+/**
+ * The environment of a confined child: `env` with its private TMPDIR, the egress proxy's
+ * variables, and under `network: none` OFFLINE_ENV where `env` does not set them. Pure.
+ */
+export function confinedEnv(
+  env: Readonly<Record<string, string>>,
+  network: NetworkRule,
+  tmpDir: string | undefined,
+  proxyPort: number | undefined,
+): Record<string, string> {
+  const out: Record<string, string> = { ...env };
+  if (tmpDir) out.TMPDIR = tmpDir;
+  if (proxyPort) Object.assign(out, proxyEnv(proxyPort));
+  // without a network, package managers answer from their caches at once instead of retrying
+  if (network.mode === "none") {
+    for (const [k, v] of Object.entries(OFFLINE_ENV)) if (!(k in env)) out[k] = v;
+  }
+  return out;
+}
 
 /** The variables proxy-aware clients read (curl reads the lower-case ones). */
 export function proxyEnv(port: number): Record<string, string> {

@@ -12,7 +12,7 @@ import { contextFrom } from "../../../src/manifest/interpolate.ts";
 import { parseManifest } from "../../../src/manifest/load.ts";
 import { CommandRefused, type CommandToolContext, runCommandTool } from "../../../src/mcp/command_tool.ts";
 import { buildTransport, UpstreamRefused } from "../../../src/mcp/upstream_transport.ts";
-import { activeGroups } from "../../../src/process/group.ts";
+import { activeGroups } from "../../../src/process/group_registry.ts";
 import { alive, kill, waitFor } from "../../helpers/procs.ts";
 import { tempDir } from "../../helpers/tmp.ts";
 

@@ -1,6 +1,7 @@
 /**
- * `src/process/group.ts` with real processes: every child in its own process group, and `stop()`
- * (stdin close, SIGTERM to the group, grace, SIGKILL) leaving nothing of the group behind.
+ * `src/process/group.ts` (and its registry, `group_registry.ts`) with real processes: every child
+ * in its own process group, and `stop()` (stdin close, SIGTERM to the group, grace, SIGKILL)
+ * leaving nothing of the group behind.
  * Linux: inspects /proc.
  */
 import { after, describe, it } from "node:test";
@@ -8,13 +9,8 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
-import {
-  activeGroups,
-  onGroupChange,
-  type ProcessGroup,
-  spawnInGroup,
-  stopAllGroups,
-} from "../../../src/process/group.ts";
+import { type ProcessGroup, spawnInGroup, stopAllGroups } from "../../../src/process/group.ts";
+import { activeGroups, onGroupChange } from "../../../src/process/group_registry.ts";
 import { tempDir } from "../../helpers/tmp.ts";
 import { alive, descendants, groupMembers, readUntil, Reaper, stat, waitFor } from "../../helpers/procs.ts";
 
