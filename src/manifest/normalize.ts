@@ -10,7 +10,7 @@ import { checkRules } from "./rules.ts";
 import { combineSandbox, parseSandboxBlock } from "./sandbox.ts";
 import type { RawCommandTool, RawManifest } from "./schema.ts";
 import { type CommandTool, DEFAULTS, type Manifest, type ServeConfig, type Upstream } from "./types.ts";
-import { normalizeUpstream } from "./upstream.ts";
+import { normalizeUpstream } from "./mcp_server.ts";
 
 export interface Normalized {
   manifest: Manifest;

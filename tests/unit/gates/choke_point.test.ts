@@ -177,7 +177,8 @@ describe("the choke point", () => {
       .filter((sf) =>
         sf.statements.some((s) =>
           ts.isImportDeclaration(s) && !s.importClause?.isTypeOnly &&
-          (s.moduleSpecifier as ts.StringLiteral).text.endsWith("/upstream.ts") &&
+          path.resolve(path.dirname(sf.fileName), (s.moduleSpecifier as ts.StringLiteral).text) ===
+            path.join(root, "src", "mcp", "upstream.ts") &&
           s.importClause?.namedBindings && ts.isNamedImports(s.importClause.namedBindings) &&
           s.importClause.namedBindings.elements.some((e) => !e.isTypeOnly)
         )
