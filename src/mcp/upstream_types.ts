@@ -8,6 +8,7 @@ import type { SchemaCache } from "./schema_cache.ts";
 import type { BuiltTransport } from "./upstream_transport.ts";
 import { type Clock, cooldownSeconds } from "./upstream_lifecycle.ts";
 import type { Admission, FailureKind, Life, UpstreamState } from "./upstream_state.ts";
+import type { UpstreamTool } from "./upstream_tools.ts";
 
 /** What an upstream needs from whoever owns it (the gateway). */
 export interface UpstreamOwner {
@@ -84,6 +85,16 @@ export interface UpstreamStatus {
   lastError?: string;
   /** Screening refused the entry right before its spawn: it never runs. */
   refused?: boolean;
+}
+
+/** What an upstream runs right now (`Gateway.liveUpstreams`): facts, never the connection. */
+export interface LiveUpstream {
+  name: string;
+  connected: boolean;
+  lastError?: string;
+  tools: readonly UpstreamTool[];
+  serverInfo?: { name: string; version: string };
+  pid?: number;
 }
 
 /** The error a call gets when admission says no. */
