@@ -28,7 +28,7 @@ import { type CallOptions, UpstreamCalls } from "./upstream_calls.ts";
 import { LifeDriver } from "./upstream_driver.ts";
 import { UpstreamLifecycle } from "./upstream_lifecycle.ts";
 import { ToolListing } from "./upstream_listing.ts";
-import { type Admission, admit, lifeStatus, type UpstreamState } from "./upstream_state.ts";
+import { type Admission, admit, type Life, lifeStatus, type UpstreamState } from "./upstream_state.ts";
 import type { UpstreamTool } from "./upstream_tools.ts";
 import {
   failureNotice,
@@ -96,7 +96,7 @@ export class UpstreamConnection {
     });
   }
 
-  get #life() {
+  get #life(): Life {
     return this.#driver.life;
   }
 
