@@ -1,10 +1,14 @@
 /**
  * The gateway: the one choke point between hosts and the adapter's tools. It owns the upstream
  * connections and the command tools, serves the catalog (exactly `exports.tools`, in that order),
- * and sends every call through the gate stack: screening and the kill switch at load, the trust
- * gate before a call, sanitization of every result, limits on server-to-client requests. Every
- * entry path (stdio serve, the HTTP service, `hermit call`) calls `callTool` here.
- * Transport-agnostic: hosts are `SessionPeer`s.
+ * and applies the gate stack, in this order: at load, screening (gate 1) and the kill switch (7);
+ * where a child starts, its environment (2) and confinement (8, `gateway_transports.ts`); in the
+ * catalog, hermit.lock (9) and the description scan (3, `gateway_catalog.ts`); on a call, a
+ * withheld tool refused (9), the trust gate (5) before anything touches the upstream, its own
+ * requests attributed and limited while the call runs (6, `gateway_requests.ts`), and every result
+ * sanitized (4; resources and prompts in `gateway_content.ts`). Every entry path (stdio serve, the
+ * HTTP service, `hermit call`) calls `callTool` here. Transport-agnostic: hosts are `SessionPeer`s;
+ * what travels back to them is `gateway_events.ts`'s, an answer's shape `gateway_outcome.ts`'s.
  */
 import process from "node:process";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -16,8 +20,7 @@ import type {
 } from "@modelcontextprotocol/sdk/types.js";
 import { mcpMessageOf } from "../errors.ts";
 import { SAFE_MODE_NOTICE, safeMode } from "../gates/safe_mode.ts";
-import { HERMIT_META_PREFIX, sanitizeErrorMessage, sanitizeResult } from "../gates/sanitize.ts";
-import { type ScanFinding, scanText } from "../gates/scan.ts";
+import { sanitizeErrorMessage, sanitizeResult } from "../gates/sanitize.ts";
 import { type Refusal, refusalLine, screenManifest } from "../gates/screen_manifest.ts";
 import { needsApproval } from "../gates/trust.ts";
 import { log } from "../log.ts";
@@ -27,12 +30,13 @@ import { activeSources } from "./catalog.ts";
 import { ToolSlots } from "./tool_slots.ts";
 import { capabilitiesOf, Catalog, type CatalogEntry, type SelfCheck } from "./gateway_catalog.ts";
 import { ContentRouter } from "./gateway_content.ts";
+import { type ChangeKind, GatewayEvents } from "./gateway_events.ts";
+import { answered, type CallOutcome, failedOutcome, refusedOutcome, UnknownTool } from "./gateway_outcome.ts";
 import { askApproval, type CallContext, ServerRequests, type SessionPeer } from "./gateway_requests.ts";
 import { defaultSchemaCache, type SchemaCache } from "./schema_cache.ts";
-import { UpstreamConnection, type UpstreamOwner, type UpstreamStatus } from "./upstream.ts";
+import { UpstreamConnection } from "./upstream.ts";
+import type { LiveUpstream, UpstreamOwner, UpstreamStatus } from "./upstream_types.ts";
 import { type Clock, realClock } from "./upstream_lifecycle.ts";
-import type { UpstreamTool } from "./upstream_tools.ts";
-import type { BuiltTransport } from "./upstream_transport.ts";
 import type { SandboxHost } from "../sandbox/host.ts";
 import { Transports } from "./gateway_transports.ts";
 import { LockGate, type LockMode } from "../lock/gate.ts";
@@ -41,6 +45,8 @@ import { shellQuote } from "../platform/shell_quote.ts";
 
 export type { CallContext, SessionPeer } from "./gateway_requests.ts";
 export type { CatalogEntry } from "./gateway_catalog.ts";
+export { type CallOutcome, REFUSED_META, UnknownTool } from "./gateway_outcome.ts";
+export type { LiveUpstream } from "./upstream_types.ts";
 
 export interface GatewayOptions {
   env?: Readonly<Record<string, string | undefined>>;
@@ -55,27 +61,6 @@ export interface GatewayOptions {
   transportFactory?: (u: Upstream) => Transport;
   /** hermit.lock: `enforce` (default), `pin` (locked versions, nothing withheld), `off`. */
   lock?: LockMode;
-}
-
-export interface CallOutcome {
-  result: CallToolResult;
-  /** True when a policy (trust approval) refused the call: `hermit call` exits 4. */
-  refused: boolean;
-}
-
-/** Marks a result refused by policy (hermit call exits 4 on it). */
-export const REFUSED_META = `${HERMIT_META_PREFIX}refused`;
-
-type ChangeKind = "tools" | "prompts" | "resources";
-
-/** An upstream as `liveUpstreams` describes it. */
-export interface LiveUpstream {
-  name: string;
-  connected: boolean;
-  lastError?: string;
-  tools: readonly UpstreamTool[];
-  serverInfo?: { name: string; version: string };
-  pid?: number;
 }
 
 export class Gateway {
@@ -93,23 +78,19 @@ export class Gateway {
   /** A bound on command-tool processes running at once (serve.max_tool_processes). */
   readonly #toolSlots: ToolSlots;
   readonly #catalog: Catalog;
-  readonly #opts: GatewayOptions;
   readonly #env: Readonly<Record<string, string | undefined>>;
-  readonly #listeners = new Set<(kind: ChangeKind) => void>();
-  /** The host sessions attached right now (for log messages and resource updates). */
-  readonly #sessions = new Set<SessionPeer>();
-  readonly #reported = new Set<string>();
-  /** One OAuth provider per `auth: oauth` upstream, kept across reconnects. */
+  /** What the upstreams send towards the hosts, the sessions attached and the change listeners. */
+  readonly #events: GatewayEvents;
+  /** How children and upstreams are reached: command-tool context, transports, OAuth, the sandbox. */
   readonly #transports: Transports;
 
   constructor(manifest: Manifest, opts: GatewayOptions = {}) {
     this.manifest = manifest;
-    this.#opts = opts;
     this.#env = opts.env ?? process.env;
     this.lock = new LockGate(manifest.dir, {
       mode: opts.lock ?? "enforce",
       acceptWith: `hermit lock ${shellQuote(manifest.dir)}`,
-      onChange: () => this.#emit("tools"),
+      onChange: () => this.#events.emit("tools"),
     });
     this.#transports = new Transports(manifest, { ...opts, env: this.#env, pin: (u) => this.lock.pinFor(u) });
     this.#toolSlots = new ToolSlots(manifest.serve.maxToolProcesses);
@@ -119,32 +100,29 @@ export class Gateway {
     this.safeMode = safeMode(this.#env);
     this.refusals = screenManifest(manifest);
     this.#requests = new ServerRequests((server) => this.#upstreams.get(server)?.config);
-    this.#catalog = new Catalog(
-      {
-        manifest,
-        commandTools: this.#commandTools,
-        upstreams: this.#upstreams,
-        refusals: this.refusals,
-        safeMode: this.safeMode,
-        lock: this.lock,
-      },
-      (where, findings) => this.#reportScan(where, findings),
-      (name, sources) =>
-        this.#once(
-          `collision:${name}`,
-          () =>
-            log.error(
-              `'${name}' is provided by ${sources.join(" and ")}; neither is served until one is renamed`,
-            ),
-        ),
-    );
+    this.#events = new GatewayEvents(this.#requests, this.content, opts.stderrLevel ?? "info");
+    this.#catalog = new Catalog({
+      manifest,
+      commandTools: this.#commandTools,
+      upstreams: this.#upstreams,
+      refusals: this.refusals,
+      safeMode: this.safeMode,
+      lock: this.lock,
+    });
     if (this.safeMode) {
       log.warn(SAFE_MODE_NOTICE);
       return;
     }
     for (const r of this.refusals) log.error(refusalLine(r));
     const active = activeSources(manifest, this.refusals.map((r) => r.where), false);
-    const owner = this.#upstreamOwner(opts.clock ?? realClock);
+    // what each upstream connection gets from the gateway: not reachable from outside
+    const owner: UpstreamOwner = {
+      clock: opts.clock ?? realClock,
+      schemaCache: this.#schemaCache,
+      openTransport: (u) => this.#transports.open(u),
+      credentialsStamp: (u) => this.#transports.credentialsStamp(u),
+      ...this.#events.fromUpstreams(),
+    };
     for (const u of active.upstreams) this.#upstreams.set(u.name, new UpstreamConnection(u, owner));
     for (const t of active.commandTools) this.#commandTools.set(t.name, t);
   }
@@ -164,11 +142,7 @@ export class Gateway {
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([Promise.allSettled(connecting), new Promise((r) => (timer = setTimeout(r, waitMs)))]);
     clearTimeout(timer);
-    for (const u of this.#upstreams.values()) {
-      if (u.instructions) {
-        this.#reportScan(`mcp_servers.${u.name}`, scanText("initialize.instructions", u.instructions));
-      }
-    }
+    this.#catalog.scanInstructions();
     // prompts are scanned when listed: list them now, so check and tools see the findings
     if (this.capabilities().prompts) await this.content.listPrompts(true).catch(() => {});
   }
@@ -191,45 +165,21 @@ export class Gateway {
 
   /** A host session starts using the gateway; the returned function detaches it. */
   attach(peer: SessionPeer): () => void {
-    this.#sessions.add(peer);
-    return () => {
-      this.#sessions.delete(peer);
-      this.content.forget(peer);
-    };
+    return this.#events.attach(peer);
   }
 
   /** `logging/setLevel` from a host: remembered for that session and passed to the upstreams that log. */
   async setLogLevel(peer: SessionPeer, level: LoggingLevel): Promise<void> {
     peer.logLevel = level;
-    await Promise.all(
-      [...this.#upstreams.values()].filter((u) => u.capabilities?.logging && u.state === "connected").map((
-        u,
-      ) => u.withClient((c) => c.setLoggingLevel(level)).catch(() => {})),
+    const logging = [...this.#upstreams.values()].filter((u) =>
+      u.capabilities?.logging && u.state === "connected"
     );
+    await Promise.all(logging.map((u) => u.withClient((c) => c.setLoggingLevel(level)).catch(() => {})));
   }
 
+  /** Tell `listener` when the tools, prompts or resources the hosts see may have changed. */
   onChange(listener: (kind: ChangeKind) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
-  }
-
-  #emit(kind: ChangeKind): void {
-    for (const l of this.#listeners) l(kind);
-  }
-
-  #reportScan(where: string, findings: ScanFinding[]): void {
-    for (const f of findings) {
-      this.#once(
-        `scan:${where}:${f.where}:${f.rule}`,
-        () => log.warn(`scan: ${where} ${f.where}: ${f.rule}: "${f.excerpt}"`),
-      );
-    }
-  }
-
-  #once(key: string, fn: () => void): void {
-    if (this.#reported.has(key)) return;
-    this.#reported.add(key);
-    fn();
+    return this.#events.onChange(listener);
   }
 
   /** The advertised tools: `exports.tools` order, only those something provides right now. */
@@ -241,7 +191,6 @@ export class Gateway {
     return this.catalog().map((e) => e.tool);
   }
 
-  /** Each upstream's state, for `status`, `/health` and why a tool is not served. */
   /**
    * What each upstream runs right now, for `hermit lock` and the catalog test: lazy ones started
    * first (a cached listing is not what runs). Facts about each connection, never the connection.
@@ -258,6 +207,7 @@ export class Gateway {
     }));
   }
 
+  /** Each upstream's state, for `status`, `/health` and why a tool is not served. */
   upstreamStatus(): UpstreamStatus[] {
     return [...this.#upstreams.values()].map((u) => u.status());
   }
@@ -286,15 +236,12 @@ export class Gateway {
     const { source } = entry;
     if (source.kind === "command") {
       try {
-        return {
-          result: sanitizeResult(
-            await this.#toolSlots.run(
-              name,
-              () => runCommandTool(source.tool, args, this.#transports.commandContext(), ctx.signal),
-            ),
+        return answered(sanitizeResult(
+          await this.#toolSlots.run(
+            name,
+            () => runCommandTool(source.tool, args, this.#transports.commandContext(), ctx.signal),
           ),
-          refused: false,
-        };
+        ));
       } catch (err) {
         if (!(err instanceof CommandRefused)) throw err;
         return refusedOutcome(err.message);
@@ -313,18 +260,9 @@ export class Gateway {
         onprogress: ctx.onprogress,
         readOnly: entry.readOnly,
       });
-      return { result: sanitizeResult(result), refused: false };
+      return answered(sanitizeResult(result));
     } catch (err) {
-      return {
-        result: {
-          isError: true,
-          content: [{
-            type: "text",
-            text: sanitizeErrorMessage(mcpMessageOf(err)),
-          }],
-        },
-        refused: false,
-      };
+      return failedOutcome(sanitizeErrorMessage(mcpMessageOf(err)));
     } finally {
       release();
     }
@@ -335,60 +273,8 @@ export class Gateway {
     return this.#catalog.selfCheck();
   }
 
+  /** The self-check in the log (at start). */
   logSelfCheck(): void {
-    const { missing, unexported } = this.selfCheck();
-    for (const m of missing) {
-      log.warn(`exports.tools lists '${m.name}', but it is not served: ${m.why}`, {
-        kind: "not-served",
-        tool: m.name,
-        why: m.why,
-      });
-    }
-    for (const u of unexported) {
-      log.info(
-        `mcp_servers.${u.server} offers '${u.raw}'${
-          u.exported !== u.raw ? ` (as '${u.exported}')` : ""
-        }, which exports.tools does not list; not reachable`,
-      );
-    }
-  }
-
-  /** What each upstream connection gets from the gateway; not reachable from outside. */
-  #upstreamOwner(clock: Clock): UpstreamOwner {
-    return {
-      clock,
-      schemaCache: this.#schemaCache,
-      openTransport: (u: Upstream): BuiltTransport => this.#transports.open(u),
-      credentialsStamp: (u: Upstream) => this.#transports.credentialsStamp(u),
-      onToolsChanged: () => this.#emit("tools"),
-      onPromptsChanged: () => this.#emit("prompts"),
-      onResourcesChanged: () => this.#emit("resources"),
-      onStderrLine: (server, line) => {
-        const text = `[${server}] ${line}`;
-        if ((this.#opts.stderrLevel ?? "info") === "info") log.info(text);
-        else log.debug(text);
-      },
-      handleServerRequest: (server, method, params, signal) =>
-        this.#requests.handle(server, method, params, signal),
-      onNotification: (server, method, params) => {
-        if (method === "notifications/resources/updated") this.content.updated(params);
-        else this.#requests.route(server, method, params, this.#sessions);
-      },
-    };
-  }
-}
-
-/** A call refused by policy: an error result marked for `hermit call` (exit 4), added after sanitization. */
-function refusedOutcome(text: string): CallOutcome {
-  return {
-    result: { isError: true, content: [{ type: "text", text }], _meta: { [REFUSED_META]: true } },
-    refused: true,
-  };
-}
-
-export class UnknownTool extends Error {
-  constructor(readonly tool: string, readonly exported: boolean) {
-    super(exported ? `tool '${tool}' is exported but not available right now` : `unknown tool '${tool}'`);
-    this.name = "UnknownTool";
+    this.#catalog.logSelfCheck();
   }
 }

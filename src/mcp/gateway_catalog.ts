@@ -1,14 +1,16 @@
 /**
  * The gateway's tool catalog over its live sources: the rules are `catalog.ts`'s (shared with the
  * relay's warm answers); this keeps the result until an upstream's tool list or hermit.lock
- * changes, scans and reports descriptions once, logs collisions, and says why an exported name is
- * missing, for the self-check.
+ * changes, scans descriptions and logs each finding once (the gateway's scan of a server's
+ * instructions too), logs each collision once, and says why an exported name is missing: the
+ * self-check, and its lines in the log.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { type ScanFinding, scanTool } from "../gates/scan.ts";
+import { type ScanFinding, scanText, scanTool } from "../gates/scan.ts";
 import type { Refusal } from "../gates/screen_manifest.ts";
 import type { LockGate } from "../lock/gate.ts";
 import type { Withheld } from "../lock/verdict.ts";
+import { log } from "../log.ts";
 import type { CommandTool, Manifest } from "../manifest/types.ts";
 import {
   buildCatalog,
@@ -39,8 +41,8 @@ export interface GatewaySources {
 export class Catalog {
   readonly #src: GatewaySources;
   readonly #scanned = new Map<string, ScanFinding[]>();
-  readonly #report: (where: string, findings: ScanFinding[]) => void;
-  readonly #collision: (name: string, sources: string[]) => void;
+  /** What was logged already (a finding, a collision): each is said once. */
+  readonly #reported = new Set<string>();
   #memo: {
     lists: readonly (readonly unknown[])[];
     lock: number | undefined;
@@ -48,14 +50,8 @@ export class Catalog {
     byName: Map<string, CatalogEntry>;
   } | undefined;
 
-  constructor(
-    src: GatewaySources,
-    report: (where: string, findings: ScanFinding[]) => void,
-    collision: (name: string, sources: string[]) => void,
-  ) {
+  constructor(src: GatewaySources) {
     this.#src = src;
-    this.#report = report;
-    this.#collision = collision;
   }
 
   /**
@@ -72,7 +68,16 @@ export class Catalog {
       return this.#memo.entries;
     }
     const { entries, collisions } = buildCatalog(this.#sources(), (server, tool) => this.#scan(server, tool));
-    for (const c of collisions) this.#collision(c.name, c.sources.map(describeSource));
+    for (const c of collisions) {
+      const sources = c.sources.map(describeSource);
+      this.#once(
+        `collision:${c.name}`,
+        () =>
+          log.error(
+            `'${c.name}' is provided by ${sources.join(" and ")}; neither is served until one is renamed`,
+          ),
+      );
+    }
     this.#memo = { lists, lock, entries, byName: new Map(entries.map((e) => [e.name, e])) };
     return entries;
   }
@@ -107,6 +112,31 @@ export class Catalog {
     return findings;
   }
 
+  /** Scan what each upstream said in `initialize.instructions` (at start, when they have answered). */
+  scanInstructions(): void {
+    for (const u of this.#src.upstreams.values()) {
+      if (u.instructions) {
+        this.#report(`mcp_servers.${u.name}`, scanText("initialize.instructions", u.instructions));
+      }
+    }
+  }
+
+  /** Log each scan finding about `where` once. */
+  #report(where: string, findings: ScanFinding[]): void {
+    for (const f of findings) {
+      this.#once(
+        `scan:${where}:${f.where}:${f.rule}`,
+        () => log.warn(`scan: ${where} ${f.where}: ${f.rule}: "${f.excerpt}"`),
+      );
+    }
+  }
+
+  #once(key: string, fn: () => void): void {
+    if (this.#reported.has(key)) return;
+    this.#reported.add(key);
+    fn();
+  }
+
   /** Names exported but not provided, and upstream tools offered but not exported. */
   selfCheck(): SelfCheck {
     const served = new Set(this.entries().map((e) => e.name));
@@ -124,6 +154,25 @@ export class Catalog {
         }))
       ),
     };
+  }
+
+  /** The self-check in the log: a warning per name not served, a line per tool not exported. */
+  logSelfCheck(): void {
+    const { missing, unexported } = this.selfCheck();
+    for (const m of missing) {
+      log.warn(`exports.tools lists '${m.name}', but it is not served: ${m.why}`, {
+        kind: "not-served",
+        tool: m.name,
+        why: m.why,
+      });
+    }
+    for (const u of unexported) {
+      log.info(
+        `mcp_servers.${u.server} offers '${u.raw}'${
+          u.exported !== u.raw ? ` (as '${u.exported}')` : ""
+        }, which exports.tools does not list; not reachable`,
+      );
+    }
   }
 
   /** Why an upstream tool of this name is withheld by hermit.lock, if it is. */

@@ -38,6 +38,20 @@ export interface ClientHooks {
   notification(method: string, params: Record<string, unknown>): void;
 }
 
+/**
+ * The hooks of `u`'s clients: each to the owner with the server's name, but a changed tool list to
+ * `toolsChanged` (the connection lists the tools again before the owner hears of it).
+ */
+export function hooksToOwner(u: Upstream, owner: UpstreamOwner, toolsChanged: () => void): ClientHooks {
+  return {
+    onToolsChanged: toolsChanged,
+    onPromptsChanged: () => owner.onPromptsChanged(u.name),
+    onResourcesChanged: () => owner.onResourcesChanged(u.name),
+    request: (method, params, signal) => owner.handleServerRequest(u.name, method, params, signal),
+    notification: (method, params) => owner.onNotification(u.name, method, params),
+  };
+}
+
 export function newClient(u: Upstream, hooks: ClientHooks): Client {
   const capabilities: ClientCapabilities = {};
   if (u.sampling.enabled) capabilities.sampling = {};
@@ -61,16 +75,6 @@ export function newClient(u: Upstream, hooks: ClientHooks): Client {
     (n) => hooks.notification(n.method, n.params),
   );
   return client;
-}
-
-export class OutcomeUncertain extends Error {
-  constructor(readonly server: string, readonly tool: string) {
-    super(
-      `outcome uncertain: mcp_servers.${server} went away while running ${tool}; it may or may not have taken effect. ` +
-        "Check before retrying.",
-    );
-    this.name = "OutcomeUncertain";
-  }
 }
 
 /**

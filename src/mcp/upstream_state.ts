@@ -1,7 +1,7 @@
 /**
  * An upstream connection's life as a pure state machine; `upstream.ts` feeds it events (a connect
  * attempt starting, opening, failing; the live connection lost; a recycle or a retry coming due;
- * a stop) and carries out its actions.
+ * a stop) and `upstream_driver.ts` carries out its actions.
  *
  *   idle | cooldown (past retryAfter) | recycled ──connect──▶ connecting
  *   reconnecting ──connect──▶ reconnecting

@@ -1,13 +1,14 @@
 /**
  * What an upstream connection and its owner (the gateway) say to each other: what the owner
  * provides, the status an upstream reports, the typed error a call gets when no connection can be
- * had, and the wording of each case (one small function per message).
+ * had, and the wording of each case (one small function per message), a failed attempt's included.
  */
 import type { Upstream } from "../manifest/types.ts";
 import type { SchemaCache } from "./schema_cache.ts";
 import type { BuiltTransport } from "./upstream_transport.ts";
 import { type Clock, cooldownSeconds } from "./upstream_lifecycle.ts";
-import type { Admission, Life, UpstreamState } from "./upstream_state.ts";
+import type { Admission, FailureKind, Life, UpstreamState } from "./upstream_state.ts";
+import type { UpstreamTool } from "./upstream_tools.ts";
 
 /** What an upstream needs from whoever owns it (the gateway). */
 export interface UpstreamOwner {
@@ -49,6 +50,29 @@ export const failedToStartMessage = (server: string, why: string) =>
 export const failureLogLine = (server: string, why: string, failures: number) =>
   `mcp_servers.${server}: ${why} (attempt ${failures}; next in ${cooldownSeconds(failures)} s)`;
 
+/**
+ * What a connect attempt's failure (already recorded: `failures` counts it) says: the log line and
+ * its level, and the error the caller gets. A refused entry and a missing login are one line each.
+ */
+export function failureNotice(
+  server: string,
+  failure: { kind: FailureKind; why: string },
+  failures: number,
+): { level: "error" | "warn"; line: string; error: UpstreamUnavailable } {
+  const { kind, why } = failure;
+  if (kind === "refused") {
+    return { level: "error", line: why, error: new UpstreamUnavailable(server, kind, why) };
+  }
+  if (kind === "needs-login") {
+    return { level: "warn", line: why, error: new UpstreamUnavailable(server, kind, why) };
+  }
+  return {
+    level: "warn",
+    line: failureLogLine(server, why, failures),
+    error: new UpstreamUnavailable(server, "failed", failedToStartMessage(server, why)),
+  };
+}
+
 export interface UpstreamStatus {
   name: string;
   state: UpstreamState;
@@ -61,6 +85,16 @@ export interface UpstreamStatus {
   lastError?: string;
   /** Screening refused the entry right before its spawn: it never runs. */
   refused?: boolean;
+}
+
+/** What an upstream runs right now (`Gateway.liveUpstreams`): facts, never the connection. */
+export interface LiveUpstream {
+  name: string;
+  connected: boolean;
+  lastError?: string;
+  tools: readonly UpstreamTool[];
+  serverInfo?: { name: string; version: string };
+  pid?: number;
 }
 
 /** The error a call gets when admission says no. */
