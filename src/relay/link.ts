@@ -31,7 +31,10 @@ export type PostResult =
   | { kind: "failed"; delivered: boolean; why: string };
 
 export interface LinkHandlers {
-  /** Every message the service sends (answers, its requests, notifications), in order. */
+  /**
+   * Every message the service sends (answers, its requests, notifications), in order; none after
+   * `close()`.
+   */
   onMessage(m: Message): void;
   /**
    * The GET stream broke; resolve true to open it again (the service is still there), false when
@@ -161,7 +164,7 @@ export class ServiceLink {
     for (const v of Array.isArray(body) ? body : [body]) {
       const m = classify(v);
       answered ||= m.kind === "response" && m.id === id;
-      this.#handlers.onMessage(m);
+      this.#deliver(m);
     }
     return answered
       ? { kind: "answered" }
@@ -174,7 +177,7 @@ export class ServiceLink {
     let answered = false;
     const onEvent = (m: Message) => {
       answered ||= m.kind === "response" && m.id === id;
-      this.#handlers.onMessage(m);
+      this.#deliver(m);
     };
     let broke = await this.#read(res, sse, onEvent);
     for (let resume = 0; !answered && sse.lastEventId !== undefined && resume < RESUMES; resume++) {
@@ -193,6 +196,11 @@ export class ServiceLink {
       delivered: true,
       why: broke ?? "the service ended the answer's stream without it",
     };
+  }
+
+  /** Pass a message on, unless the link was closed (a read that ended just as it was aborted). */
+  #deliver(m: Message): void {
+    if (!this.#closed) this.#handlers.onMessage(m);
   }
 
   /** Read SSE events into `onEvent` until the stream ends; the reason when it broke. */
@@ -269,7 +277,7 @@ export class ServiceLink {
       let why: string;
       let events = 0;
       if (got.kind === "stream") {
-        why = await this.#read(got.res, sse, (m) => (events++, this.#handlers.onMessage(m))) ??
+        why = await this.#read(got.res, sse, (m) => (events++, this.#deliver(m))) ??
           "the service ended its stream";
       } else why = got.why;
       if (this.#closed) return;

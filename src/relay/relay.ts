@@ -175,7 +175,7 @@ export class Relay {
   async #send(m: Message): Promise<void> {
     const link = this.#link;
     if (!link || m.kind === "invalid") return void this.#ledger.queue.push(m);
-    if (m.kind === "request") this.#ledger.markSent(m.id);
+    if (m.kind === "request") this.#ledger.markSent(m.id, link);
     const posting = link.post(m.text, m.kind === "request" ? m.id : undefined);
     this.#posting.add(posting);
     const r = await posting.finally(() => this.#posting.delete(posting));
@@ -193,11 +193,13 @@ export class Relay {
       const what = `the hermit service refused this request (HTTP ${r.status}${
         r.status === 413 ? ", larger than it accepts" : ""
       }): ${r.message}`;
-      if (m.kind === "request") return this.#settle(m.id, what, r.code ?? RpcCode.InvalidRequest);
-      return log.warn(`relay: ${what}`);
+      if (m.kind !== "request") return log.warn(`relay: ${what}`);
+      // unless the host has its answer already, or the request went out again on another session
+      if (this.#ledger.isOutOn(m.id, link)) this.#settle(m.id, what, r.code ?? RpcCode.InvalidRequest);
+      return;
     }
     const undelivered = r.kind !== "failed" || !r.delivered;
-    if (m.kind === "request" && undelivered && this.#ledger.unsend(m.id)) {
+    if (m.kind === "request" && undelivered && this.#ledger.unsend(m.id, link)) {
       this.#ledger.queue.push(m); // it never ran: it goes again, whatever it is
     } else if (m.kind === "notification" && undelivered) this.#ledger.queue.push(m);
     if (this.#link !== link) return; // already replaced
@@ -209,10 +211,15 @@ export class Relay {
     void this.#lost(r.kind === "session-gone" ? "the service forgot this session" : r.why);
   }
 
+  /**
+   * A message from `link`'s session. An answer reaches the host only from the session its request
+   * went out on, once (a late one from a session given up, for a request answered "outcome
+   * uncertain" or sent again, is dropped); anything else only from the current session.
+   */
   #fromService(m: Message, link: Link): void {
     if (m.kind === "response") {
-      const waiting = this.#ledger.answered(m.id);
-      if (!waiting) return log.debug(`relay: an answer to ${m.id}, which nothing waits for, dropped`);
+      const waiting = this.#ledger.answered(m.id, link);
+      if (!waiting) return log.debug(`relay: an answer to ${m.id}, which nothing waits for there, dropped`);
       this.#outage = undefined; // the service works for the host again
       const { method } = waiting.msg;
       if (method === "initialize" && waiting.msg === this.#init) this.#initAnswered(m, link);
