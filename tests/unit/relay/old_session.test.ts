@@ -22,18 +22,15 @@ import { type Connect, type Link, Relay, type RelayTarget } from "../../../src/r
 import { realClock } from "../../../src/mcp/upstream_lifecycle.ts";
 import { setLogLevel } from "../../../src/log.ts";
 import { FakeClock } from "../../helpers/fake_clock.ts";
+import {
+  initializedNotification as initialized,
+  initializeRequest as initialize,
+} from "../../helpers/relay_host.ts";
 
 setLogLevel("error"); // the relay's warnings about each reconnect are expected here
 
 type Json = Record<string, unknown>;
 const line = (m: Json) => JSON.stringify(m);
-const initialize = (id: number) => ({
-  jsonrpc: "2.0",
-  id,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } },
-});
-const initialized = { jsonrpc: "2.0", method: "notifications/initialized" };
 const request = (id: number, method: string, params?: Json) => ({ jsonrpc: "2.0", id, method, params });
 const call = (id: number, name: string) => request(id, "tools/call", { name, arguments: {} });
 const TOOLS = [
