@@ -2,10 +2,12 @@
  * JSON-RPC 2.0 as the relay needs it: each message parsed once to learn its kind, id and method
  * (the relay keeps the text it was given and forwards that, never re-serializing what it only
  * passes through), invalid input answered as JSON-RPC says (-32700 for a line that is not JSON,
- * -32600 for one that is not a message), and error answers built in one place. The codes equal the
- * MCP SDK's `ErrorCode` (a unit test holds them to it); only types come from the SDK.
+ * -32600 for one that is not a message), the message an SSE event carries read the same way, and
+ * error answers built in one place. The codes equal the MCP SDK's `ErrorCode` (a unit test holds
+ * them to it); only types come from the SDK.
  */
 import type { JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { SseEvent } from "./sse.ts";
 
 export const RpcCode = {
   ConnectionClosed: -32000,
@@ -77,6 +79,18 @@ export function classify(v: unknown, text?: string): Message {
     code: RpcCode.InvalidRequest,
     message: "Invalid Request: not a request, notification or response",
   };
+}
+
+/** The message an SSE event carries: a `message` event's JSON data (anything else carries none). */
+export function messageIn(e: SseEvent): Message | undefined {
+  if (!e.hasData || e.event !== "message") return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(e.data);
+  } catch {
+    return undefined; // not a JSON-RPC message: nothing anyone could answer
+  }
+  return classify(v, e.data);
 }
 
 /** An error answer, as a line. */

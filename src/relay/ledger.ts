@@ -1,9 +1,10 @@
 /**
  * What a relay's host is waiting for: each request from the host not answered yet (queued for a
- * session, or sent to one: only those can be "in flight"), the messages queued for the next
- * session, and which tools are read-only (what the catalog served says). Settling a request
- * answers the host with an error and forgets it; the decisions about what was in flight when a
- * service went away are the policy's (`policy.ts`). Also the drain: who waits for the last answer.
+ * session, or sent to one: only those can be "in flight", and only the session it went out on may
+ * answer it), the messages queued for the next session, and which tools are read-only (what the
+ * catalog served says). Settling a request answers the host with an error and forgets it; the host
+ * gets at most one answer per request. The decisions about what was in flight when a service went
+ * away are the policy's (`policy.ts`). Also the drain: who waits for the last answer.
  */
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Clock } from "../mcp/upstream_lifecycle.ts";
@@ -16,13 +17,16 @@ export interface Pending extends Waiting {
 }
 /** Where the relay writes lines for the host. */
 export type HostOut = (line: string) => void;
+/** The session a request went out on (the relay's link): its answer counts only from there. */
+export type Via = object;
 
 export class Ledger {
   /** Messages waiting for a session, in order. */
   readonly queue: Message[] = [];
   readonly readOnly = new Set<string>();
   readonly #pending = new Map<RequestId, Pending>();
-  readonly #sent = new Set<RequestId>();
+  /** The requests in flight, each with the session it went out on. */
+  readonly #sent = new Map<RequestId, Via>();
   readonly #idle = new Set<() => void>();
   readonly #out: HostOut;
   readonly #clock: Clock;
@@ -44,30 +48,38 @@ export class Ledger {
     return this.#pending.has(id);
   }
 
-  isSent(id: RequestId): boolean {
-    return this.#sent.has(id);
+  markSent(id: RequestId, via: Via): void {
+    this.#sent.set(id, via);
   }
 
-  markSent(id: RequestId): void {
-    this.#sent.add(id);
+  /**
+   * Does request `id` wait for its answer from `via`? Not once it was answered or settled, nor when
+   * it went out again on another session.
+   */
+  isOutOn(id: RequestId, via: Via): boolean {
+    return this.#pending.has(id) && this.#sent.get(id) === via;
   }
 
-  /** A request that never reached the service goes back to waiting; false when it was not in flight. */
-  unsend(id: RequestId): boolean {
-    return this.#pending.has(id) && this.#sent.delete(id);
+  /** A request that never reached `via` goes back to waiting; false when it was not in flight there. */
+  unsend(id: RequestId, via: Via): boolean {
+    return this.isOutOn(id, via) && this.#sent.delete(id);
   }
 
-  /** The answer to `id` came: forget it. The request it answers, if anything waited for it. */
-  answered(id: RequestId): Pending | undefined {
+  /**
+   * The answer to `id` came from `via`: forget the request. The request it answers, when it waited
+   * for an answer from there (else the answer is for no one: a late one, or another session's).
+   */
+  answered(id: RequestId, via: Via): Pending | undefined {
+    if (!this.isOutOn(id, via)) return undefined;
     const w = this.#pending.get(id);
-    if (!w) return undefined;
     this.#forget(id);
     return w;
   }
 
-  /** Answer a waiting request with an error and forget it (queued or sent). */
+  /** Answer a waiting request with an error and forget it (queued or sent); nothing if it waits no more. */
   settle(id: RequestId, message: string, code: number = RpcCode.InternalError): Pending | undefined {
     const w = this.#pending.get(id);
+    if (!w) return undefined; // answered already: one answer per request
     this.#forget(id);
     const at = this.queue.findIndex((m) => m.kind === "request" && m.id === id);
     if (at >= 0) this.queue.splice(at, 1);

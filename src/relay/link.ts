@@ -3,12 +3,21 @@
  * are pooled and kept alive by the runtime): each message POSTed as the line the host wrote, the
  * answer read as JSON or as an SSE stream (resumed with `Last-Event-ID` when the service closes it
  * early, SEP-1699), the service's own stream held open with GET (resumed the same way), and the
- * session DELETEd when the relay is done with it. What a POST came to is a tagged `PostResult`, so
- * the relay decides from the status and the transport's own error codes, never from message text.
+ * session DELETEd when the relay is done with it; nothing it reads reaches the relay after that.
+ * What a POST came to is a tagged `PostResult` (`link_outcomes.ts`), so the relay decides from the
+ * status and the transport's own error codes, never from message text.
  */
-import { reasonIn, type Refusal } from "../service/access.ts";
+import type { Refusal } from "../service/access.ts";
 import type { Clock } from "../mcp/upstream_lifecycle.ts";
-import { classify, type Message } from "./jsonrpc.ts";
+import { classify, type Message, messageIn } from "./jsonrpc.ts";
+import {
+  describe,
+  neverReached,
+  noStream,
+  postNotTaken,
+  type PostResult,
+  type StreamOpen,
+} from "./link_outcomes.ts";
 import { SseDecoder } from "./sse.ts";
 
 export interface ServiceAddress {
@@ -16,22 +25,11 @@ export interface ServiceAddress {
   token?: string;
 }
 
-export type PostResult =
-  /** 202, or a 200 with nothing to read: the message arrived. */
-  | { kind: "accepted" }
-  /** The answer came (and went to `onMessage` with everything else the stream carried). */
-  | { kind: "answered" }
-  /** 401 or 403: this relay may not talk to the service. */
-  | { kind: "refused"; refusal: Refusal }
-  /** 404 for our session id: the service forgot the session; the message was not processed. */
-  | { kind: "session-gone" }
-  /** Another 4xx: the service's answer to this message (e.g. 413, a body over its limit). */
-  | { kind: "rejected"; status: number; code?: number; message: string }
-  /** 5xx, a broken connection, or a stream that ended unanswered. `delivered`: it may have run. */
-  | { kind: "failed"; delivered: boolean; why: string };
-
 export interface LinkHandlers {
-  /** Every message the service sends (answers, its requests, notifications), in order. */
+  /**
+   * Every message the service sends (answers, its requests, notifications), in order; none after
+   * `close()`.
+   */
   onMessage(m: Message): void;
   /**
    * The GET stream broke; resolve true to open it again (the service is still there), false when
@@ -41,28 +39,6 @@ export interface LinkHandlers {
   /** The GET stream was refused (401/403) or its session is gone (404). */
   streamRefused(r: Refusal | "session-gone"): void;
 }
-
-/** Error codes (not texts) of a connection that was never made: what was sent did not arrive. */
-const UNREACHED = new Set(["ECONNREFUSED", "ConnectionRefused", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH"]);
-
-/** Did a fetch fail before any byte reached the service? Judged from error codes only. */
-export function neverReached(err: unknown): boolean {
-  for (let e = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === "string" && UNREACHED.has(code)) return true;
-    const name = (e as { name?: unknown }).name;
-    if (name === "ConnectionRefused") return true; // Deno's error class for it
-  }
-  return false;
-}
-
-/** What a GET for the service's stream came to: a stream, none offered (405), no session (404), … */
-type StreamOpen =
-  | { kind: "stream"; res: Response }
-  | { kind: "none" }
-  | { kind: "gone" }
-  | { kind: "refused"; r: Refusal }
-  | { kind: "error"; why: string };
 
 /** How long a stream that ended with nothing in between is retried before the link is given up. */
 const STREAM_RETRIES = 5;
@@ -123,7 +99,7 @@ export class ServiceLink {
     }
     const session = res.headers.get("mcp-session-id");
     if (session) this.#session = session;
-    if (!res.ok) return await this.#refusedPost(res);
+    if (!res.ok) return postNotTaken(res, await res.text().catch(() => ""), this.#session !== undefined);
     const type = (res.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
     if (id === undefined || res.status === 202 || !res.body) {
       await res.body?.cancel().catch(() => {});
@@ -133,21 +109,6 @@ export class ServiceLink {
     if (type === "text/event-stream") return await this.#answerStream(res, id);
     await res.body.cancel().catch(() => {});
     return { kind: "failed", delivered: true, why: `the service answered with content type '${type}'` };
-  }
-
-  async #refusedPost(res: Response): Promise<PostResult> {
-    const body = await res.text().catch(() => "");
-    const detail = reasonIn(body) || res.statusText || String(res.status);
-    if (res.status === 401 || res.status === 403) {
-      return { kind: "refused", refusal: { status: res.status, detail } };
-    }
-    if (res.status === 404 && this.#session) return { kind: "session-gone" };
-    // draining (it answers before running anything), or a balancer with no replica up
-    if (res.status === 503) return { kind: "failed", delivered: false, why: `HTTP 503: ${detail}` };
-    if (res.status >= 400 && res.status < 500) {
-      return { kind: "rejected", status: res.status, code: codeIn(body), message: detail };
-    }
-    return { kind: "failed", delivered: true, why: `HTTP ${res.status}: ${detail}` };
   }
 
   async #json(res: Response, id: string | number): Promise<PostResult> {
@@ -161,7 +122,7 @@ export class ServiceLink {
     for (const v of Array.isArray(body) ? body : [body]) {
       const m = classify(v);
       answered ||= m.kind === "response" && m.id === id;
-      this.#handlers.onMessage(m);
+      this.#deliver(m);
     }
     return answered
       ? { kind: "answered" }
@@ -174,7 +135,7 @@ export class ServiceLink {
     let answered = false;
     const onEvent = (m: Message) => {
       answered ||= m.kind === "response" && m.id === id;
-      this.#handlers.onMessage(m);
+      this.#deliver(m);
     };
     let broke = await this.#read(res, sse, onEvent);
     for (let resume = 0; !answered && sse.lastEventId !== undefined && resume < RESUMES; resume++) {
@@ -195,6 +156,11 @@ export class ServiceLink {
     };
   }
 
+  /** Pass a message on, unless the link was closed (a read that ended just as it was aborted). */
+  #deliver(m: Message): void {
+    if (!this.#closed) this.#handlers.onMessage(m);
+  }
+
   /** Read SSE events into `onEvent` until the stream ends; the reason when it broke. */
   async #read(res: Response, sse: SseDecoder, onEvent: (m: Message) => void): Promise<string | undefined> {
     const reader = res.body!.getReader();
@@ -205,14 +171,8 @@ export class ServiceLink {
         if (done) return undefined;
         for (const e of sse.push(decoder.decode(value, { stream: true }))) {
           if (e.retry !== undefined) this.#retryMs = e.retry;
-          if (!e.hasData || e.event !== "message") continue;
-          let v: unknown;
-          try {
-            v = JSON.parse(e.data);
-          } catch {
-            continue; // not a JSON-RPC message: nothing anyone could answer
-          }
-          onEvent(classify(v, e.data));
+          const m = messageIn(e);
+          if (m) onEvent(m);
         }
       }
     } catch (err) {
@@ -237,13 +197,7 @@ export class ServiceLink {
       return { kind: "error", why: describe(err) };
     }
     if (res.ok && res.body) return { kind: "stream", res };
-    const body = await res.text().catch(() => "");
-    if (res.status === 405) return { kind: "none" };
-    if (res.status === 404) return { kind: "gone" };
-    if (res.status === 401 || res.status === 403) {
-      return { kind: "refused", r: { status: res.status, detail: reasonIn(body) || String(res.status) } };
-    }
-    return { kind: "error", why: `HTTP ${res.status}: ${reasonIn(body) || res.statusText}` };
+    return noStream(res, await res.text().catch(() => ""));
   }
 
   /**
@@ -269,7 +223,7 @@ export class ServiceLink {
       let why: string;
       let events = 0;
       if (got.kind === "stream") {
-        why = await this.#read(got.res, sse, (m) => (events++, this.#handlers.onMessage(m))) ??
+        why = await this.#read(got.res, sse, (m) => (events++, this.#deliver(m))) ??
           "the service ended its stream";
       } else why = got.why;
       if (this.#closed) return;
@@ -318,20 +272,5 @@ export class ServiceLink {
       });
       await res.body?.cancel().catch(() => {});
     } catch { /* gone already */ }
-  }
-}
-
-function describe(err: unknown): string {
-  const e = err as { name?: string; message?: string; code?: string };
-  return e?.code ? `${e.message ?? e.name} (${e.code})` : String(e?.message ?? err);
-}
-
-/** The JSON-RPC error code in a body, when it holds one. */
-function codeIn(body: string): number | undefined {
-  try {
-    const code = JSON.parse(body)?.error?.code;
-    return typeof code === "number" ? code : undefined;
-  } catch {
-    return undefined;
   }
 }

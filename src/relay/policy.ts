@@ -29,6 +29,9 @@ export interface Waiting {
   at: number;
 }
 
+/** The requests that went out to a session (and are not answered yet). */
+export type Sent = Pick<ReadonlySet<RequestId>, "has">;
+
 /** A time without a working service: from its loss until the service answers the host again. */
 export interface Outage {
   since: number;
@@ -58,7 +61,7 @@ export function uncertainMessage(req: JSONRPCRequest): string {
  */
 export function settleSent<W extends Waiting>(
   pending: Iterable<W>,
-  sent: ReadonlySet<RequestId>,
+  sent: Sent,
   readOnlyTools: ReadonlySet<string>,
 ): { resend: W[]; uncertain: W[] } {
   const resend: W[] = [];
@@ -78,7 +81,7 @@ export function settleSent<W extends Waiting>(
  */
 export function expiredRequests(
   pending: Iterable<Waiting>,
-  sent: ReadonlySet<RequestId>,
+  sent: Sent,
   readOnlyTools: ReadonlySet<string>,
   outage: Outage,
   now: number,

@@ -10,7 +10,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parseMessage } from "../../../src/relay/jsonrpc.ts";
-import type { LinkHandlers, PostResult, ServiceAddress } from "../../../src/relay/link.ts";
+import type { LinkHandlers, ServiceAddress } from "../../../src/relay/link.ts";
+import type { PostResult } from "../../../src/relay/link_outcomes.ts";
 import type { Connect, Link, RelayTarget } from "../../../src/relay/relay.ts";
 import { Relay } from "../../../src/relay/relay.ts";
 import { WAIT_MS } from "../../../src/relay/policy.ts";

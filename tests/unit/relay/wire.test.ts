@@ -13,7 +13,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { LineSplitter } from "../../../src/relay/io.ts";
 import { classify, errorLine, idInHead, parseMessage, RpcCode } from "../../../src/relay/jsonrpc.ts";
-import { neverReached } from "../../../src/relay/link.ts";
+import { neverReached } from "../../../src/relay/link_outcomes.ts";
 import { SseDecoder, type SseEvent } from "../../../src/relay/sse.ts";
 import * as warm from "../../../src/relay/warm.ts";
 
