@@ -40,6 +40,8 @@ export interface ChainOptions {
   everything: string;
   sessionAdapter: string;
   standaloneAdapter: string;
+  /** The baseline's own standalone adapter: one service per adapter directory runs at a time. */
+  baselineStandaloneAdapter?: string;
   root: string;
   /** The run's scratch directory (mcp-remote's config dirs go here). */
   work: string;
@@ -93,10 +95,16 @@ export async function chains(opts: ChainOptions): Promise<PathRow[]> {
   try {
     await add("client → server, direct stdio", () => ["node", [opts.everything]]);
     const hermits = [
-      { bin: opts.hermit, tag: "" },
-      ...opts.baseline ? [{ bin: opts.baseline, tag: " (baseline)" }] : [],
+      { bin: opts.hermit, tag: "", standalone: opts.standaloneAdapter },
+      ...opts.baseline
+        ? [{
+          bin: opts.baseline,
+          tag: " (baseline)",
+          standalone: opts.baselineStandaloneAdapter ?? opts.standaloneAdapter,
+        }]
+        : [],
     ];
-    for (const { bin, tag } of hermits) {
+    for (const { bin, tag, standalone } of hermits) {
       await add(
         `client → \`hermit serve\` → server${tag}`,
         () => [bin, ["serve", opts.sessionAdapter]],
@@ -104,11 +112,11 @@ export async function chains(opts: ChainOptions): Promise<PathRow[]> {
         isHermit,
       );
       // the relay attaches to a service that is already running (warm), as every session but the first
-      const svc = await startService(bin, opts.standaloneAdapter);
+      const svc = await startService(bin, standalone);
       stops.push(() => svc.stop());
       await add(
         `client → hermit relay → warm hermit service → server${tag}`,
-        () => [bin, ["serve", opts.standaloneAdapter]],
+        () => [bin, ["serve", standalone]],
         [svc.pid],
         (p) => p.role === "hermit relay",
         "hermit relay",

@@ -235,10 +235,10 @@ let failed = false;
 try {
   const sessionAdapter = adapter("session", "");
   const lazyAdapter = adapter("lazy", "    lazy: true\n");
-  const standaloneAdapter = adapter(
-    "standalone",
-    "serve:\n  lifecycle: standalone\n  host_launch: false\n  instructions: SERVICE.md\n",
-  );
+  const standaloneServe =
+    "serve:\n  lifecycle: standalone\n  host_launch: false\n  instructions: SERVICE.md\n";
+  const standaloneAdapter = adapter("standalone", standaloneServe);
+  const baselineStandaloneAdapter = baseline ? adapter("standalone-baseline", standaloneServe) : undefined;
   const ctx: BenchContext = { hermit, root, work, everything, spawns: SPAWNS, adapter };
   console.log(`# hermit benchmark\n`);
   console.log(
@@ -248,7 +248,7 @@ try {
   );
   const common = { hermit, baseline, everything, sessionAdapter, root, work, spawns: SPAWNS };
   if (only.includes("paths")) {
-    pathsSection(await chains({ ...common, standaloneAdapter, calls: CALLS }));
+    pathsSection(await chains({ ...common, standaloneAdapter, baselineStandaloneAdapter, calls: CALLS }));
   }
   if (only.includes("startup")) startupSection(await startup({ ...common, lazyAdapter, notes }));
   if (only.includes("sessions")) {
