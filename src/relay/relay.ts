@@ -9,7 +9,8 @@
  * what is safe to repeat (reads, and calls of read-only tools) and answers a write it cannot
  * confirm with "outcome uncertain"; a request that waits 30 s for a service that is not there gets
  * an error. An answer reaches the host only from the session its request went out on, and once;
- * anything else only from the current session. A 4xx is the service's answer, passed on; a
+ * anything else only from the current session. The service's requests reach the host under ids of
+ * the relay's, and the host's answers only the session that asked (`asked.ts`). A 4xx is the service's answer, passed on; a
  * refusal for good (a wrong token) ends the relay.
  */
 import type { JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js";
@@ -17,6 +18,7 @@ import { Exit, HermitError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { Clock } from "../mcp/upstream_lifecycle.ts";
 import { errorLine, type Message, resultLine, RpcCode } from "./jsonrpc.ts";
+import { AskedOfHost } from "./asked.ts";
 import { type Connect, connectHttp, type Link } from "./attach.ts";
 import { type ConnectionOwner, type RelayTarget, ServiceConnection } from "./connection.ts";
 import type { ServiceAddress } from "./link.ts";
@@ -37,6 +39,8 @@ export class Relay {
   #open = false;
   #initializedSent = false;
   readonly #ledger: Ledger;
+  /** The service's requests to the host, under ids of the relay's (`asked.ts`). */
+  readonly #asked = new AskedOfHost<Link>();
   #init: Request | undefined;
   #initialized = false;
   #refusal: string | undefined;
@@ -113,8 +117,15 @@ export class Relay {
         this.#initialized = true;
         return this.#open ? this.#sendInitialized() : undefined; // sent once the session is open
       }
-    } else if (!this.#open) {
-      return; // an answer to a service's request belongs to the session that asked
+    } else {
+      // an answer to a service's request goes to the session that asked, under its own id
+      const routed = this.#asked.answer(m);
+      if (!routed || !this.#open || routed.session !== this.#conn.link) {
+        return log.debug(
+          `relay: the host's answer to ${m.id}, asked by no session that is still there, dropped`,
+        );
+      }
+      m = { ...m, text: routed.text };
     }
     this.#ledger.queue.push(m);
     this.#pump();
@@ -177,7 +188,9 @@ export class Relay {
     const undelivered = r.kind !== "failed" || !r.delivered;
     if (m.kind === "request" && undelivered && this.#ledger.unsend(m.id, link)) {
       this.#ledger.queue.push(m); // it never ran: it goes again, whatever it is
-    } else if (m.kind === "notification" && undelivered) this.#ledger.queue.push(m);
+    } else if (m.kind === "notification" && undelivered && m.method !== "notifications/initialized") {
+      this.#ledger.queue.push(m); // (the relay sends initialized itself to each session it opens)
+    }
     this.#conn.postFailed(r, link);
   }
 
@@ -196,7 +209,10 @@ export class Relay {
       if (method === "tools/list") this.#ledger.learnTools(m.result?.tools, true);
       return this.#out(m.text);
     }
-    if (link === this.#conn.link && m.kind !== "invalid") this.#out(m.text);
+    if (link !== this.#conn.link || m.kind === "invalid") return;
+    if (m.kind === "request") return this.#out(this.#asked.ask(m, link));
+    const text = this.#asked.notification(m, link);
+    if (text !== undefined) this.#out(text);
   }
 
   /** The service answered the host's own initialize: the session is open (or, on an error, not). */
@@ -236,6 +252,10 @@ export class Relay {
   #attached(replayed: boolean): void {
     this.#open = replayed;
     this.#initializedSent = false;
+    // what the sessions before asked of the host is answered to no one
+    this.#asked.forgetAllBut(this.#conn.link);
+    const queue = this.#ledger.queue;
+    for (let i = queue.length - 1; i >= 0; i--) if (queue[i].kind === "response") queue.splice(i, 1);
     if (replayed && this.#initialized) this.#sendInitialized();
   }
 
