@@ -3,8 +3,8 @@
  * where the platform has it (Deno's `FsFile.tryLock`; libc's flock through `bun:ffi` under Bun
  * and in the compiled binary), otherwise (Windows; Node) an O_EXCL lock file holding our pid and start
  * time, taken over when its holder is gone (`pidfile_lock.ts`). Polls without blocking the event
- * loop. Bun without FFI on a platform that has flock falls back too, and says so once: the two kinds
- * do not exclude each other.
+ * loop. Bun without FFI on a platform that has flock falls back too (noted once at debug level): the
+ * two kinds do not exclude each other.
  */
 import { closeSync, openSync } from "node:fs";
 import process from "node:process";
@@ -51,22 +51,24 @@ export async function tryLock(path: string): Promise<FileLock | undefined> {
     closeSync(fd);
     return undefined;
   }
-  if (runtime === "bun" && process.platform !== "win32") warnNoFlock();
+  if (runtime === "bun" && process.platform !== "win32") noteNoFlock();
   const pidfile = tryPidfileLock(path);
   return pidfile && { kind: "pidfile", release: pidfile.release };
 }
 
-let warned = false;
+let noted = false;
 /**
- * Bun without its FFI (e.g. a `BUN_JSC_useJIT=0` the user set: FFI needs the JIT) has no flock;
- * the lock file it falls back to does not exclude hermits that hold the same path with flock.
+ * Bun without its FFI (its JIT off: a `BUN_JSC_useJIT=0`, or no memory to reserve for it under
+ * `ulimit -v`) has no flock; the lock file it falls back to does not exclude hermits that hold the
+ * same path with flock. Every hermit under the same limits falls back alike, so it is noted at
+ * debug level, not warned about on every command.
  */
-function warnNoFlock(): void {
-  if (warned) return;
-  warned = true;
-  log.warn(
-    "file locks: flock is not reachable in this process (Bun's FFI needs the JIT: is BUN_JSC_useJIT=0 set?); " +
-      "using lock files, which other hermits holding the same lock with flock do not see",
+function noteNoFlock(): void {
+  if (noted) return;
+  noted = true;
+  log.debug(
+    "file locks: flock is not reachable in this process (Bun's FFI needs its JIT); using lock files, " +
+      "which hermits holding the same lock with flock do not see",
   );
 }
 
