@@ -25,8 +25,9 @@ export function registerStatus(program: Command, setExit: SetExit): void {
       const { serviceStatus } = await import("../service/control.ts");
       const s = await serviceStatus(m.dir);
       if (opts.json) await printJson({ adapter: m.name, ...s });
-      else if (!s.running) await writeOut(`${m.name}: not running (${s.why})\n`);
-      else {
+      else if (!s.running) {
+        await writeOut(`${m.name}: ${s.starting ? "starting" : "not running"} (${s.why})\n`);
+      } else {
         const lines = [
           `${m.name}: running at ${s.url}`,
           `  pid ${s.pid}, up ${s.uptime_s} s${

@@ -1,8 +1,10 @@
 /**
  * `hermit status DIR` and `hermit stop DIR`: read the endpoint file, ask the service. A stop lets
- * the service drain (it reports its bound in /health) before it is killed.
+ * the service drain (it reports its bound in /health) before it is killed; a service still starting
+ * (it holds `.serve/service.lock`, its endpoint not written yet) is waited for, then stopped.
  */
 import process from "node:process";
+import { Exit, HermitError } from "../errors.ts";
 import { isAlive } from "../platform/proc.ts";
 import {
   checkEndpoint,
@@ -11,9 +13,16 @@ import {
   removeEndpoint,
   type UpstreamStatus,
 } from "./endpoint.ts";
+import { serviceLockHeld, waitForService } from "./launch.ts";
+
+const STARTING = "it holds .serve/service.lock; .serve/endpoint is not written yet";
+/** How long a stop waits for a service that is starting to answer. */
+const STARTING_WAIT_MS = 60_000;
 
 export interface ServiceStatus {
   running: boolean;
+  /** Not running yet: a service holds the adapter and has not written its endpoint. */
+  starting?: boolean;
   /** Why it is not running (no endpoint, or a stale one). */
   why?: string;
   url?: string;
@@ -28,7 +37,11 @@ export interface ServiceStatus {
 
 export async function serviceStatus(dir: string): Promise<ServiceStatus> {
   const ep = readEndpoint(dir);
-  if (!ep) return { running: false, why: "no endpoint file (.serve/endpoint)" };
+  if (!ep) {
+    return await serviceLockHeld(dir)
+      ? { running: false, starting: true, why: STARTING }
+      : { running: false, why: "no endpoint file (.serve/endpoint)" };
+  }
   const live = await checkEndpoint(ep);
   if (!live.live) return { running: false, why: `stale endpoint: ${live.why}`, url: ep.url, pid: ep.pid };
   const { health } = live;
@@ -55,7 +68,7 @@ const STOP_MARGIN_MS = 15_000;
  * for stopping its upstreams — and kill it past that; a stale endpoint is removed.
  */
 export async function stopService(dir: string): Promise<StopResult> {
-  const ep = readEndpoint(dir);
+  const ep = readEndpoint(dir) ?? await startingService(dir);
   if (!ep) return { stopped: false, why: "no service is running (no .serve/endpoint)" };
   const live = await checkEndpoint(ep);
   if (!live.live) {
@@ -86,4 +99,20 @@ async function requestStop(ep: Endpoint): Promise<void> {
   try {
     process.kill(ep.pid, "SIGTERM");
   } catch { /* gone */ }
+}
+
+/** A service that is starting, once it answers (its endpoint); undefined when none is starting. */
+async function startingService(dir: string): Promise<Endpoint | undefined> {
+  if (!(await serviceLockHeld(dir))) return undefined;
+  const ep = await waitForService(dir, STARTING_WAIT_MS);
+  if (ep) return ep;
+  if (await serviceLockHeld(dir)) {
+    throw new HermitError(
+      `a service for ${dir} is starting (${STARTING}) and has not answered within ${
+        STARTING_WAIT_MS / 1000
+      } s; stop it once it is up`,
+      Exit.unexpected,
+    );
+  }
+  return undefined;
 }

@@ -7,7 +7,7 @@
  * running), naming the directory as the user would type it.
  */
 import { spawn } from "node:child_process";
-import { closeSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, readFileSync } from "node:fs";
 import process from "node:process";
 import { Exit, HermitError } from "../errors.ts";
 import { log } from "../log.ts";
@@ -119,7 +119,7 @@ export async function launchUnderLock(
       );
       return { endpoint, launched: true };
     } catch (err) {
-      const winner = await waitForService(m, timeoutMs);
+      const winner = await waitForService(m.dir, timeoutMs);
       if (winner) return { endpoint: winner, launched: false };
       throw err;
     }
@@ -137,7 +137,7 @@ export async function claimService(m: Manifest): Promise<FileLock> {
   ensureServeDir(m.dir);
   const lock = await tryLock(serviceLockPath(m.dir));
   if (lock) return lock;
-  const other = await waitForService(m, CLAIM_WAIT_MS);
+  const other = await waitForService(m.dir, CLAIM_WAIT_MS);
   if (other) throw alreadyRunningError(m, other);
   throw new HermitError(
     `a service for ${m.name} is already starting (it holds ${serviceLockPath(m.dir)}); see 'hermit status ${
@@ -151,20 +151,22 @@ export async function claimService(m: Manifest): Promise<FileLock> {
 const CLAIM_WAIT_MS = 5_000;
 
 /**
- * The service another process is starting or running for the adapter, once it answers; undefined
+ * The service another process is starting or running for the adapter `dir`, once it answers; undefined
  * when none is (nobody holds its lock) or it does not answer within `timeoutMs`.
  */
-export async function waitForService(m: Manifest, timeoutMs: number): Promise<Endpoint | undefined> {
+export async function waitForService(dir: string, timeoutMs: number): Promise<Endpoint | undefined> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const ep = await findService(m.dir);
+    const ep = await findService(dir);
     if (ep) return ep;
-    if (Date.now() >= deadline || !(await serviceLockHeld(m.dir))) return undefined;
+    if (Date.now() >= deadline || !(await serviceLockHeld(dir))) return undefined;
     await sleep(100);
   }
 }
 
-async function serviceLockHeld(dir: string): Promise<boolean> {
+/** Does a service hold the adapter (starting, or running and not yet draining)? */
+export async function serviceLockHeld(dir: string): Promise<boolean> {
+  if (!existsSync(serviceLockPath(dir))) return false; // a holder keeps the file while it holds
   const probe = await tryLock(serviceLockPath(dir));
   probe?.release();
   return probe === undefined;

@@ -11,8 +11,10 @@ import path from "node:path";
 import { runHermit } from "../helpers/hermit.ts";
 import { connectServe } from "../helpers/mcp.ts";
 import { alive, Reaper, waitFor } from "../helpers/procs.ts";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import {
   launchHermit,
+  memoryServer,
   readEndpointFile,
   servicePids,
   startService,
@@ -128,5 +130,48 @@ describe("one service per adapter, however many start it at once", { timeout: 24
       "hermit: debug: file locks: flock is not reachable in this process (Bun's FFI needs its JIT); " +
       "using lock files, which hermits holding the same lock with flock do not see",
     ]);
+  });
+
+  it("a service still starting: status says so, stop waits for it and stops it", async () => {
+    const dir = path.join(tmp.path, "slow");
+    mkdirSync(dir);
+    dirs.push(dir);
+    // an upstream that takes 3 s to start: the service holds the adapter, its endpoint not written
+    writeFileSync(
+      path.join(dir, "hermit.yaml"),
+      `name: slow
+exports: { tools: [read_graph] }
+mcp_servers:
+  memory:
+    command: sh
+    args: [-c, 'sleep 3; exec node "$0"', ${JSON.stringify(memoryServer)}]
+    env: { MEMORY_FILE_PATH: ${JSON.stringify(path.join(dir, "data", "graph.jsonl"))} }
+    sandbox: { write: [data/] }
+    tools: { include: [read_graph], resources: false }
+serve:
+  lifecycle: standalone
+  host_launch: false
+  instructions: SERVICE.md
+`,
+    );
+    writeFileSync(path.join(dir, "SERVICE.md"), "hermit serve . --standalone\n");
+    mkdirSync(path.join(dir, "data"));
+    const svc = launchHermit(["serve", dir, "--standalone"], reaper);
+    await waitFor(() => existsSync(path.join(dir, ".serve", "service.lock")), {
+      what: () => `the service to take the adapter (stderr: ${svc.stderr()})`,
+    });
+    assert.equal(readEndpointFile(dir), undefined, "still starting");
+    const status = await runHermit(["status", dir]);
+    assert.equal(status.code, 5);
+    assert.equal(
+      status.stdout,
+      "slow: starting (it holds .serve/service.lock; .serve/endpoint is not written yet)\n",
+    );
+    const stop = await runHermit(["stop", dir], { timeoutMs: 90_000 });
+    assert.equal(stop.code, 0, stop.stdout + stop.stderr);
+    assert.equal(stop.stdout, `slow: stopped (pid ${svc.pid})\n`);
+    assert.equal(await svc.exited, 0, svc.stderr());
+    const after = await runHermit(["status", dir]);
+    assert.equal(after.stdout, "slow: not running (no endpoint file (.serve/endpoint))\n");
   });
 });
