@@ -18,7 +18,14 @@ import { sleep } from "../process/wait.ts";
 import { whileWaiting } from "../progress.ts";
 import { checkEndpoint, type Endpoint, findService, readEndpoint } from "./endpoint.ts";
 import { alreadyRunningError, shownDir } from "./messages.ts";
-import { ensureServeDir, lockPath, logPath, openServeLog, serviceLockPath } from "./serve_dir.ts";
+import {
+  checkTrusted,
+  ensureServeDir,
+  lockPath,
+  logPath,
+  openServeLog,
+  serviceLockPath,
+} from "./serve_dir.ts";
 
 export { findService } from "./endpoint.ts";
 export { alreadyRunningError, noServiceMessage, shownDir } from "./messages.ts";
@@ -100,6 +107,7 @@ export async function launchUnderLock(
   timeoutMs = LAUNCH_TIMEOUT_MS,
 ): Promise<{ endpoint: Endpoint; launched: boolean }> {
   ensureServeDir(m.dir); // the lock lives in it
+  checkTrusted(lockPath(m.dir), "file"); // never opened through a symbolic link
   const lock = await acquireLock(lockPath(m.dir), timeoutMs);
   if (!lock) {
     throw new HermitError(
@@ -135,6 +143,7 @@ export async function launchUnderLock(
  */
 export async function claimService(m: Manifest): Promise<FileLock> {
   ensureServeDir(m.dir);
+  checkTrusted(serviceLockPath(m.dir), "file"); // never opened through a symbolic link
   const lock = await tryLock(serviceLockPath(m.dir));
   if (lock) return lock;
   const other = await waitForService(m.dir, CLAIM_WAIT_MS);
@@ -167,6 +176,7 @@ export async function waitForService(dir: string, timeoutMs: number): Promise<En
 /** Does a service hold the adapter (starting, or running and not yet draining)? */
 export async function serviceLockHeld(dir: string): Promise<boolean> {
   if (!existsSync(serviceLockPath(dir))) return false; // a holder keeps the file while it holds
+  checkTrusted(serviceLockPath(dir), "file");
   const probe = await tryLock(serviceLockPath(dir));
   probe?.release();
   return probe === undefined;

@@ -8,10 +8,11 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
+import process from "node:process";
 import { runHermit } from "../helpers/hermit.ts";
 import { connectServe } from "../helpers/mcp.ts";
 import { alive, Reaper, waitFor } from "../helpers/procs.ts";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import {
   launchHermit,
   memoryServer,
@@ -173,5 +174,28 @@ serve:
     assert.equal(await svc.exited, 0, svc.stderr());
     const after = await runHermit(["status", dir]);
     assert.equal(after.stdout, "slow: not running (no endpoint file (.serve/endpoint))\n");
+  });
+
+  it("a lock in .serve/ that is a symbolic link is refused in one line, never followed", {
+    skip: process.platform === "win32" && "symbolic links need privileges on Windows",
+  }, async () => {
+    for (const [lock, args] of [["service.lock", []], ["lock", ["--daemon"]]] as const) {
+      const dir = adapter(`link-${lock}`, false);
+      mkdirSync(path.join(dir, ".serve"), { mode: 0o700 });
+      const target = path.join(tmp.path, `planted-${lock}`);
+      symlinkSync(target, path.join(dir, ".serve", lock));
+      const r = await runHermit(["serve", dir, "--standalone", ...args], { timeoutMs: 60_000 });
+      servicePids(dir).forEach((p) => reaper.track(p));
+      assert.equal(r.code, 4, r.stderr);
+      assert.equal(
+        r.stderr.trim(),
+        `error: refusing ${
+          path.join(dir, ".serve", lock)
+        }: it is a symbolic link (hermit never follows one there); ` +
+          "remove it (hermit recreates .serve/ owner-only) and try again",
+      );
+      assert.equal(existsSync(target), false, "nothing was created through the link");
+      assert.deepEqual(servicePids(dir), []);
+    }
   });
 });
