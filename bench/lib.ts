@@ -6,10 +6,24 @@
  */
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import process from "node:process";
+import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+
+/** The repository, the binary the benchmarks measure, and server-everything's entry point. */
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+export const hermit = path.join(root, "dist", "hermit");
+export const everything = path.join(
+  root,
+  "node_modules",
+  "@modelcontextprotocol",
+  "server-everything",
+  "dist",
+  "index.js",
+);
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

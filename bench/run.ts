@@ -21,23 +21,12 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import os from "node:os";
 import path from "node:path";
 import process from "node:process";
-import { fileURLToPath } from "node:url";
 import { chains, type PathRow } from "./chain.ts";
-import { type BenchContext, fmt, type ProcMem, table } from "./lib.ts";
+import { type BenchContext, everything, fmt, hermit, type ProcMem, root, table } from "./lib.ts";
 import { sessions, type SessionsRow } from "./sessions.ts";
 import { startup } from "./startup.ts";
 
 const SECTIONS = ["paths", "startup", "sessions", "sandbox"];
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const hermit = path.join(root, "dist", "hermit");
-const everything = path.join(
-  root,
-  "node_modules",
-  "@modelcontextprotocol",
-  "server-everything",
-  "dist",
-  "index.js",
-);
 const notes = path.join(root, "examples", "notes");
 const sandboxModule = path.join(root, "bench", "sandbox.ts");
 

@@ -13,22 +13,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import process from "node:process";
-import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { median, percentile, stdioClient } from "./lib.ts";
+import { everything, hermit, median, percentile, root, stdioClient } from "./lib.ts";
 import { type Background, startService, startSupergateway } from "./service.ts";
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const hermit = path.join(root, "dist", "hermit");
-const everything = path.join(
-  root,
-  "node_modules",
-  "@modelcontextprotocol",
-  "server-everything",
-  "dist",
-  "index.js",
-);
 
 const argv = process.argv.slice(2);
 const num = (name: string, dflt: number) => {
