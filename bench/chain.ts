@@ -1,6 +1,7 @@
 /**
  * Bench section: one host session through every path a host could use, in one run: direct
- * stdio; `hermit serve` (session adapter); hermit relay → warm hermit service → upstream; and the
+ * stdio; `hermit serve` (session adapter); hermit relay → warm hermit service → upstream; the
+ * floor under that relay, a minimal Bun relay (`floor_relay.ts`) on the same service; and the
  * same relay chain built from peers, mcp-remote (stdio → HTTP) → warm supergateway (HTTP →
  * stdio). Per path: ready (spawn to the first `tools/list` answer, the backend already warm),
  * sequential call latency, and every process it runs with its memory. A `baseline` binary adds
@@ -43,11 +44,16 @@ export interface ChainOptions {
   /** The baseline's own standalone adapter: one service per adapter directory runs at a time. */
   baselineStandaloneAdapter?: string;
   root: string;
+  /** `bench/floor_relay.ts` compiled (the floor under the relay row), or undefined. */
+  floorRelay?: string;
   /** The run's scratch directory (mcp-remote's config dirs go here). */
   work: string;
   calls: number;
   spawns: number;
 }
+
+export const FLOOR_RELAY_PATH = "client → the floor: a minimal Bun relay → warm hermit service → server";
+const FLOOR_RELAY_ROLE = "minimal Bun relay (floor)";
 
 const isHermit = (p: ProcMem) => p.role.startsWith("hermit") || p.role.startsWith("watchdog");
 
@@ -121,6 +127,16 @@ export async function chains(opts: ChainOptions): Promise<PathRow[]> {
         (p) => p.role === "hermit relay",
         "hermit relay",
       );
+      if (opts.floorRelay && tag === "") {
+        const endpointFile = path.join(standalone, ".serve", "endpoint");
+        await add(
+          FLOOR_RELAY_PATH,
+          () => [opts.floorRelay!, [endpointFile]],
+          [svc.pid],
+          (p) => p.role === FLOOR_RELAY_ROLE,
+          FLOOR_RELAY_ROLE,
+        );
+      }
     }
     // the peers' chain: mcp-remote (stdio → HTTP) → supergateway (stateful Streamable HTTP → stdio)
     const gw = await startSupergateway(opts.root, opts.everything);

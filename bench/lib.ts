@@ -4,8 +4,8 @@
  * /proc, per process with its role in the path. Everything is measured side by side in one run;
  * results are medians and ratios.
  */
-import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -26,6 +26,22 @@ export const everything = path.join(
 );
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * `src` compiled with `bun build --compile` (plus `flags`) into `out`, as the bench's floors are
+ * built; undefined when bun fails.
+ */
+export function compileWithBun(src: string, out: string, flags: string[] = []): string | undefined {
+  const r = spawnSync(path.join(root, "node_modules", ".bin", "bun"), [
+    "build",
+    "--compile",
+    ...flags,
+    src,
+    "--outfile",
+    out,
+  ], { stdio: "ignore" });
+  return r.status === 0 && existsSync(out) ? out : undefined;
+}
 
 /** What a bench section gets (a section in its own file, e.g. `bench/sandbox.ts`, too). */
 export interface BenchContext {

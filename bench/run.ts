@@ -2,8 +2,9 @@
  * `deno task bench`: hermit against the alternatives, side by side in one run, on this machine,
  * printed as markdown tables ready for the README (medians, p99, ratios; never pass/fail).
  * Sections:
- *  - paths: one host session per path (direct; `hermit serve`; relay → warm service; mcp-remote →
- *    warm supergateway): ready, per-call latency, and every process each path runs with its memory;
+ *  - paths: one host session per path (direct; `hermit serve`; relay → warm service; a minimal
+ *    Bun relay → the same service, the relay's floor; mcp-remote → warm supergateway): ready,
+ *    per-call latency, and every process each path runs with its memory;
  *  - startup: `--version`, spawn to the first `tools/list` (eager, lazy with a warm schema cache,
  *    command tools only), the binary's size;
  *  - sessions: N sessions calling at once (relays → one service; mcp-remote → one supergateway
@@ -21,8 +22,17 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import os from "node:os";
 import path from "node:path";
 import process from "node:process";
-import { chains, type PathRow } from "./chain.ts";
-import { type BenchContext, everything, fmt, hermit, type ProcMem, root, table } from "./lib.ts";
+import { chains, FLOOR_RELAY_PATH, type PathRow } from "./chain.ts";
+import {
+  type BenchContext,
+  compileWithBun,
+  everything,
+  fmt,
+  hermit,
+  type ProcMem,
+  root,
+  table,
+} from "./lib.ts";
 import { sessions, type SessionsRow } from "./sessions.ts";
 import { startup } from "./startup.ts";
 
@@ -76,6 +86,7 @@ function adapter(name: string, extra: string): string {
   return dir;
 }
 
+const signed = (n: number) => (n >= 0 ? "+" : "") + fmt(n);
 const ratio = (x: number, reference: number) => `×${(x / reference).toFixed(2)}`;
 const all = () => true;
 const sum = (procs: ProcMem[], which: (p: ProcMem) => boolean = all, of: "rss" | "pss" = "rss") =>
@@ -153,6 +164,18 @@ function pathsSection(rows: PathRow[]): void {
       `Per call, the relay chain adds ${fmt(relay.stats.p50 - direct.stats.p50)} µs at the median, ${
         ratio(relay.stats.p50 - direct.stats.p50, serve.stats.p50 - direct.stats.p50)
       } what \`hermit serve\` adds.`,
+    );
+  }
+  const floor = find(FLOOR_RELAY_PATH);
+  if (relay && floor && serve) {
+    const [relayMiB, floorMiB] = [sum(relay.procs, relay.perSession), sum(floor.procs, floor.perSession)];
+    lines.push(
+      `A minimal Bun relay on the same service (bench/floor_relay.ts: lines in, fetch, lines out, ` +
+        `nothing else): ${fmt(floorMiB)} MiB; its chain adds ${fmt(floor.stats.p50 - direct.stats.p50)} µs, ${
+          ratio(floor.stats.p50 - direct.stats.p50, serve.stats.p50 - direct.stats.p50)
+        } what \`hermit serve\` adds. hermit's relay against it: ${signed(relayMiB - floorMiB)} MiB, ${
+          signed(relay.stats.p50 - floor.stats.p50)
+        } µs per call.`,
     );
   }
   if (lines.length) console.log("\n" + lines.join("\n"));
@@ -237,7 +260,19 @@ try {
   );
   const common = { hermit, baseline, everything, sessionAdapter, root, work, spawns: SPAWNS };
   if (only.includes("paths")) {
-    pathsSection(await chains({ ...common, standaloneAdapter, baselineStandaloneAdapter, calls: CALLS }));
+    // the floor under the relay row, built the way hermit is
+    const floorRelay = compileWithBun(
+      path.join(root, "bench", "floor_relay.ts"),
+      path.join(work, "floor-relay"),
+      [
+        "--minify",
+        "--bytecode",
+      ],
+    );
+    if (!floorRelay) console.error("bench: the floor relay did not build; its row is left out");
+    pathsSection(
+      await chains({ ...common, standaloneAdapter, baselineStandaloneAdapter, floorRelay, calls: CALLS }),
+    );
   }
   if (only.includes("startup")) startupSection(await startup({ ...common, lazyAdapter, notes }));
   if (only.includes("sessions")) {

@@ -8,7 +8,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { median, spawnToList } from "./lib.ts";
+import { compileWithBun, median, spawnToList } from "./lib.ts";
 
 export interface StartRow {
   label: string;
@@ -41,20 +41,10 @@ function peakOf(cmd: string, args: string[]): number | undefined {
 }
 
 /** The runtime's own floor: a compiled hello world (built into `work`); undefined if bun fails. */
-function helloWorld(root: string, work: string): string | undefined {
+function helloWorld(work: string): string | undefined {
   const src = path.join(work, "hello.ts");
-  const out = path.join(work, "hello");
   writeFileSync(src, 'console.log("hello");\n');
-  const r = spawnSync(path.join(root, "node_modules", ".bin", "bun"), [
-    "build",
-    "--compile",
-    src,
-    "--outfile",
-    out,
-  ], {
-    stdio: "ignore",
-  });
-  return r.status === 0 && existsSync(out) ? out : undefined;
+  return compileWithBun(src, path.join(work, "hello"));
 }
 
 const stats = (label: string, runs: number[], peakMiB?: number): StartRow => ({
@@ -67,7 +57,6 @@ const stats = (label: string, runs: number[], peakMiB?: number): StartRow => ({
 
 export async function startup(opts: {
   hermit: string;
-  root: string;
   baseline?: string;
   everything: string;
   sessionAdapter: string;
@@ -109,7 +98,7 @@ export async function startup(opts: {
       await toList(`\`hermit serve\`, command tools only (examples/notes)${tag}`, bin, ["serve", opts.notes]),
     );
   }
-  const floor = helloWorld(opts.root, opts.work);
+  const floor = helloWorld(opts.work);
   if (floor) {
     const runs: number[] = [];
     for (let i = 0; i < Math.max(opts.spawns, 20); i++) runs.push(await runOnce(floor, []));

@@ -63,7 +63,7 @@ export function classify(v: unknown, text?: string): Message {
       message: 'Invalid Request: "jsonrpc" must be "2.0"',
     };
   }
-  const line = text === undefined || text.includes("\n") ? JSON.stringify(v) : text;
+  const line = text === undefined || text.includes("\n") || text.includes("\r") ? JSON.stringify(v) : text;
   if (typeof m.method === "string") {
     if (id !== null) return { kind: "request", id, method: m.method, req: v as JSONRPCRequest, text: line };
     if (m.id === undefined) return { kind: "notification", method: m.method, text: line };

@@ -112,15 +112,19 @@ export class ServiceLink {
   }
 
   async #json(res: Response, id: string | number): Promise<PostResult> {
+    let text: string;
     let body: unknown;
     try {
-      body = await res.json();
+      text = await res.text();
+      body = JSON.parse(text);
     } catch (err) {
       return { kind: "failed", delivered: true, why: `the answer was cut off (${describe(err)})` };
     }
+    // a single message goes on as the service wrote it (re-serialized only if it spans lines)
+    const single = !Array.isArray(body);
     let answered = false;
-    for (const v of Array.isArray(body) ? body : [body]) {
-      const m = classify(v);
+    for (const v of single ? [body] : body as unknown[]) {
+      const m = classify(v, single ? text.trim() : undefined);
       answered ||= m.kind === "response" && m.id === id;
       this.#deliver(m);
     }

@@ -85,6 +85,35 @@ describe("ServiceLink", () => {
     assert.equal(s.seen.at(-1), "DELETE S1 -", "the session is ended at close");
   });
 
+  it("a JSON answer goes on as the service wrote it, unless it spans lines; a batch is split", async () => {
+    // spacing and key order a re-serialization would change
+    const asWritten = '{"id": 1, "jsonrpc": "2.0", "result": {"n": 1.50, "s": "\\u00e9"}}';
+    const pretty = JSON.stringify({ jsonrpc: "2.0", id: 2, result: { ok: true } }, null, 2);
+    const spaced = '{"jsonrpc":"2.0",\r"id":4,"result":{}}';
+    const s = await serve((_req, body, res) => {
+      const id = JSON.parse(body).id;
+      const text = id === 1
+        ? asWritten
+        : id === 2
+        ? pretty
+        : id === 4
+        ? spaced
+        : `[${answer(id)},{"jsonrpc":"2.0","method":"notifications/message","params":{}}]`;
+      res.writeHead(200, { "content-type": "application/json" }).end(text + "\n");
+    });
+    closers.push(s.close);
+    const { l, got } = link(s.url);
+    for (const id of [1, 2, 3, 4]) assert.deepEqual(await l.post(request(id), id), { kind: "answered" });
+    const texts = got.map((m) => (m as { text: string }).text);
+    assert.deepEqual(texts, [
+      asWritten,
+      '{"jsonrpc":"2.0","id":2,"result":{"ok":true}}',
+      answer(3),
+      '{"jsonrpc":"2.0","method":"notifications/message","params":{}}',
+      '{"jsonrpc":"2.0","id":4,"result":{}}',
+    ]);
+  });
+
   it("an answer's stream closed early after an event id is resumed with Last-Event-ID", async () => {
     const s = await serve((req, _body, res) => {
       if (req.method === "POST") {
