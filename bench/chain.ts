@@ -4,7 +4,8 @@
  * floor under that relay, a minimal Bun relay (`floor_relay.ts`) on the same service; and the
  * same relay chain built from peers, mcp-remote (stdio → HTTP) → warm supergateway (HTTP →
  * stdio). Per path: ready (spawn to the first `tools/list` answer, the backend already warm),
- * sequential call latency, and every process it runs with its memory. A `baseline` binary adds
+ * sequential call latency, and every process it runs with its memory and the CPU it used per call
+ * (a steadier measure than latency on a busy machine: it does not count waiting). A `baseline` binary adds
  * the hermit paths again, measured the same way in the same run. Every path's session is open
  * at once and their calls are interleaved (rounds of a tenth of the calls, path after path), so
  * a machine's drift and whichever path happens to go first weigh on all of them alike. Every
@@ -15,12 +16,14 @@ import path from "node:path";
 import {
   callSamples,
   type CallStats,
+  cpuMicros,
   median,
   processesOf,
   type ProcMem,
   spawnToList,
   statsOf,
   stdioClient,
+  treeOf,
 } from "./lib.ts";
 import { startService, startSupergateway } from "./service.ts";
 
@@ -30,6 +33,8 @@ export interface PathRow {
   stats: CallStats;
   /** Every process the path runs, the shared backend included. */
   procs: ProcMem[];
+  /** CPU µs per call, by pid, while this path's calls ran (every thread of each process). */
+  cpuPerCall: Map<number, number>;
   /** The processes one more session adds (the rest is shared, or the upstream itself). */
   perSession: (p: ProcMem) => boolean;
 }
@@ -72,6 +77,8 @@ interface OpenPath {
   perSession: (p: ProcMem) => boolean;
   times: number[];
   ms: number;
+  /** CPU µs used by each pid of the path during its calls, summed over the rounds. */
+  cpu: Map<number, number>;
 }
 
 export async function chains(opts: ChainOptions): Promise<PathRow[]> {
@@ -96,6 +103,7 @@ export async function chains(opts: ChainOptions): Promise<PathRow[]> {
       perSession,
       times: [],
       ms: 0,
+      cpu: new Map(),
     });
   };
   try {
@@ -166,7 +174,10 @@ export async function chains(opts: ChainOptions): Promise<PathRow[]> {
     const perRound = Math.max(1, Math.ceil(opts.calls / ROUNDS));
     for (let round = 0; round < ROUNDS; round++) {
       for (const p of open) {
+        const pids = treeOf([p.client.pid, ...p.shared]);
+        const before = pids.map(cpuMicros);
         const got = await callSamples(p.client.client, "echo", args, perRound);
+        pids.forEach((pid, i) => p.cpu.set(pid, (p.cpu.get(pid) ?? 0) + cpuMicros(pid) - before[i]));
         p.times.push(...got.times);
         p.ms += got.ms;
       }
@@ -176,18 +187,26 @@ export async function chains(opts: ChainOptions): Promise<PathRow[]> {
       p,
       stats: statsOf(p.times, p.ms) as CallStats,
       procs: processesOf([p.client.pid, ...p.shared], p.roles),
+      cpuPerCall: new Map([...p.cpu].map(([pid, us]) => [pid, us / p.times.length])),
     }));
     for (const p of open) await p.client.close();
     open.length = 0;
     // ready: a fresh session per spawn, the backends still warm
     const rows: PathRow[] = [];
-    for (const { p, stats, procs } of measured) {
+    for (const { p, stats, procs, cpuPerCall } of measured) {
       const runs: number[] = [];
       for (let i = 0; i < opts.spawns; i++) {
         const [cmd, argv, env] = p.spawn();
         runs.push(await spawnToList(cmd, argv, env ?? {}, opts.work));
       }
-      rows.push({ label: p.label, readyMs: median(runs), stats, procs, perSession: p.perSession });
+      rows.push({
+        label: p.label,
+        readyMs: median(runs),
+        stats,
+        procs,
+        cpuPerCall,
+        perSession: p.perSession,
+      });
     }
     return rows;
   } finally {

@@ -208,8 +208,8 @@ export function processesOf(
   roles: ReadonlyMap<number, string> = new Map(),
   withDescendants = true,
 ): ProcMem[] {
-  const pids = roots.flatMap((p) => withDescendants ? [p, ...descendants(p)] : [p]);
-  return [...new Set(pids)].flatMap((pid) => {
+  const pids = withDescendants ? treeOf(roots) : [...new Set(roots)];
+  return pids.flatMap((pid) => {
     try {
       const status = readFileSync(`/proc/${pid}/status`, "utf8");
       if (/State:\s+Z/.test(status)) return [];
@@ -224,6 +224,29 @@ export function processesOf(
       return []; // exited
     }
   });
+}
+
+/** `roots` and every descendant of theirs, each once. */
+export function treeOf(roots: number[]): number[] {
+  return [...new Set(roots.flatMap((p) => [p, ...descendants(p)]))];
+}
+
+/**
+ * CPU time a process has used so far, all its threads, in µs (from /proc/PID/task/*\/schedstat,
+ * which counts in ns, not in clock ticks); 0 once it is gone.
+ */
+export function cpuMicros(pid: number): number {
+  let ns = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+      } catch { /* the thread ended */ }
+    }
+  } catch {
+    return 0;
+  }
+  return ns / 1000;
 }
 
 export function descendants(pid: number): number[] {

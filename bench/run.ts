@@ -86,6 +86,14 @@ function adapter(name: string, extra: string): string {
   return dir;
 }
 
+/** CPU µs per call of every process of a path but the upstream's (what the path adds, shared parts included). */
+const cpuBesidesUpstream = (r: PathRow) =>
+  Math.round(
+    r.procs.filter((p) => !p.role.startsWith("upstream")).reduce(
+      (a, p) => a + (r.cpuPerCall.get(p.pid) ?? 0),
+      0,
+    ),
+  );
 const signed = (n: number) => (n >= 0 ? "+" : "") + fmt(n);
 const ratio = (x: number, reference: number) => `×${(x / reference).toFixed(2)}`;
 const all = () => true;
@@ -100,7 +108,9 @@ function pathsSection(rows: PathRow[]): void {
       "), with the relay's service and\n" +
       'supergateway already running. "per session": what one more session adds (hermit serve and its\n' +
       "watchdog; a relay; an mcp-remote), the upstream and shared backends not included. PSS counts\n" +
-      "a page shared between processes (the runtime's code, mapped by every hermit) once across them.\n",
+      "a page shared between processes (the runtime's code, mapped by every hermit) once across them.\n" +
+      '"CPU µs per call": the CPU time (all threads, from /proc schedstat) every process of the path\n' +
+      "but the upstream used while the path's calls ran, per call.\n",
   );
   console.log(table(
     [
@@ -115,6 +125,7 @@ function pathsSection(rows: PathRow[]): void {
       "RSS MiB",
       "per session RSS MiB",
       "per session PSS MiB",
+      "CPU µs per call",
     ],
     rows.map((r) => [
       r.label,
@@ -128,12 +139,15 @@ function pathsSection(rows: PathRow[]): void {
       sum(r.procs),
       r === direct ? "—" : sum(r.procs, r.perSession),
       r === direct ? "—" : sum(r.procs, r.perSession, "pss"),
+      r === direct ? "—" : cpuBesidesUpstream(r),
     ]),
   ));
   console.log("\nEvery process of each path, after the calls:\n");
   console.log(table(
-    ["path", "process", "RSS MiB", "peak MiB", "PSS MiB"],
-    rows.flatMap((r) => r.procs.map((p) => [r.label, p.role, p.rss, p.peak, p.pss])),
+    ["path", "process", "RSS MiB", "peak MiB", "PSS MiB", "CPU µs per call"],
+    rows.flatMap((r) =>
+      r.procs.map((p) => [r.label, p.role, p.rss, p.peak, p.pss, Math.round(r.cpuPerCall.get(p.pid) ?? 0)])
+    ),
   ));
   const find = (label: string) => rows.find((r) => r.label === label);
   const serve = find("client → `hermit serve` → server");
@@ -176,6 +190,21 @@ function pathsSection(rows: PathRow[]): void {
         } what \`hermit serve\` adds. hermit's relay against it: ${signed(relayMiB - floorMiB)} MiB, ${
           signed(relay.stats.p50 - floor.stats.p50)
         } µs per call.`,
+    );
+  }
+  if (serve && relay) {
+    const roleCpu = (r: PathRow, role: string) =>
+      fmt(
+        Math.round(
+          r.procs.filter((p) => p.role === role).reduce((a, p) => a + (r.cpuPerCall.get(p.pid) ?? 0), 0),
+        ),
+      );
+    lines.push(
+      `CPU per call besides the upstream: \`hermit serve\` ${cpuBesidesUpstream(serve)} µs; the relay chain ${
+        cpuBesidesUpstream(relay)
+      } µs (relay ${roleCpu(relay, "hermit relay")}, service ${roleCpu(relay, "hermit service")})${
+        floor ? `; the floor relay's chain ${cpuBesidesUpstream(floor)} µs` : ""
+      }${remote ? `; mcp-remote → supergateway ${cpuBesidesUpstream(remote)} µs` : ""}.`,
     );
   }
   if (lines.length) console.log("\n" + lines.join("\n"));
