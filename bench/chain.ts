@@ -5,8 +5,8 @@
  * same relay chain built from peers, mcp-remote (stdio → HTTP) → warm supergateway (HTTP →
  * stdio). Per path: ready (spawn to the first `tools/list` answer, the backend already warm),
  * sequential call latency, and every process it runs with its memory and the CPU it used per call
- * (a steadier measure than latency on a busy machine: it does not count waiting). A `baseline` binary adds
- * the hermit paths again, measured the same way in the same run. Every path's session is open
+ * (steadier than latency on a busy machine: waiting is not counted). A `baseline` binary adds the
+ * hermit paths again, measured the same way in the same run. Every path's session is open
  * at once and their calls are interleaved (rounds of a tenth of the calls, path after path), so
  * a machine's drift and whichever path happens to go first weigh on all of them alike. Every
  * client, service and gateway it starts is stopped before it returns, or throws.

@@ -22,16 +22,20 @@ const headers: Record<string, string> = {
 async function forward(line: string): Promise<void> {
   const res = await fetch(endpoint.url, { method: "POST", headers, body: line });
   const session = res.headers.get("mcp-session-id");
-  if (session && !headers["mcp-session-id"]) {
-    headers["mcp-session-id"] = session;
-    const version = (JSON.parse(line) as { params?: { protocolVersion?: string } }).params?.protocolVersion;
-    if (version) headers["mcp-protocol-version"] = version;
-  }
+  if (session) headers["mcp-session-id"] = session;
   const text = await res.text();
   if (!text) return;
-  if ((res.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
-    for (const l of text.split("\n")) if (l.startsWith("data: ")) process.stdout.write(l.slice(6) + "\n");
-  } else process.stdout.write(text + "\n");
+  const messages = (res.headers.get("content-type") ?? "").startsWith("text/event-stream")
+    ? text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6))
+    : [text.trim()];
+  for (const m of messages) {
+    if (!headers["mcp-protocol-version"]) {
+      // the version the service agreed to in its answer to initialize goes on every later request
+      const version = (JSON.parse(m) as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
+      if (typeof version === "string") headers["mcp-protocol-version"] = version;
+    }
+    process.stdout.write(m + "\n");
+  }
 }
 
 function fail(err: unknown): never {

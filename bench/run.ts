@@ -86,14 +86,11 @@ function adapter(name: string, extra: string): string {
   return dir;
 }
 
-/** CPU µs per call of every process of a path but the upstream's (what the path adds, shared parts included). */
-const cpuBesidesUpstream = (r: PathRow) =>
-  Math.round(
-    r.procs.filter((p) => !p.role.startsWith("upstream")).reduce(
-      (a, p) => a + (r.cpuPerCall.get(p.pid) ?? 0),
-      0,
-    ),
-  );
+/** CPU µs per call, summed over the processes of a path that `which` picks. */
+const cpuOf = (r: PathRow, which: (p: ProcMem) => boolean) =>
+  Math.round(r.procs.filter(which).reduce((a, p) => a + (r.cpuPerCall.get(p.pid) ?? 0), 0));
+/** What a path adds, shared parts included: every process but the upstream's. */
+const cpuBesidesUpstream = (r: PathRow) => cpuOf(r, (p) => !p.role.startsWith("upstream"));
 const signed = (n: number) => (n >= 0 ? "+" : "") + fmt(n);
 const ratio = (x: number, reference: number) => `×${(x / reference).toFixed(2)}`;
 const all = () => true;
@@ -193,12 +190,7 @@ function pathsSection(rows: PathRow[]): void {
     );
   }
   if (serve && relay) {
-    const roleCpu = (r: PathRow, role: string) =>
-      fmt(
-        Math.round(
-          r.procs.filter((p) => p.role === role).reduce((a, p) => a + (r.cpuPerCall.get(p.pid) ?? 0), 0),
-        ),
-      );
+    const roleCpu = (r: PathRow, role: string) => cpuOf(r, (p) => p.role === role);
     lines.push(
       `CPU per call besides the upstream: \`hermit serve\` ${cpuBesidesUpstream(serve)} µs; the relay chain ${
         cpuBesidesUpstream(relay)
