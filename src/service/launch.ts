@@ -144,10 +144,17 @@ export async function launchUnderLock(
 export async function claimService(m: Manifest): Promise<FileLock> {
   ensureServeDir(m.dir);
   checkTrusted(serviceLockPath(m.dir), "file"); // never opened through a symbolic link
-  const lock = await tryLock(serviceLockPath(m.dir));
-  if (lock) return lock;
-  const other = await waitForService(m.dir, CLAIM_WAIT_MS);
-  if (other) throw alreadyRunningError(m, other);
+  // the holder may be a look (`status`, `stop`, a relay asking whether one is starting), which
+  // lets go at once: try again until another service answers or the wait is over
+  const deadline = Date.now() + CLAIM_WAIT_MS;
+  for (;;) {
+    const lock = await tryLock(serviceLockPath(m.dir));
+    if (lock) return lock;
+    const other = await findService(m.dir);
+    if (other) throw alreadyRunningError(m, other);
+    if (Date.now() >= deadline) break;
+    await sleep(100);
+  }
   throw new HermitError(
     `a service for ${m.name} is already starting (it holds ${serviceLockPath(m.dir)}); see 'hermit status ${
       shownDir(m)
@@ -156,7 +163,7 @@ export async function claimService(m: Manifest): Promise<FileLock> {
   );
 }
 
-/** How long a refused service waits for the other one's endpoint, to say where it runs. */
+/** How long a service waits for the adapter, or for the other service's endpoint to say where it runs. */
 const CLAIM_WAIT_MS = 5_000;
 
 /**

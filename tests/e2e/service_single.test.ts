@@ -22,6 +22,8 @@ import {
   writeStandaloneAdapter,
 } from "../helpers/service.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { tryLock } from "../../src/platform/lock.ts";
+import { ensureServeDir, serviceLockPath } from "../../src/service/serve_dir.ts";
 
 const ALREADY =
   /^error: a service for shared is already running at http:\/\/127\.0\.0\.1:\d+\/mcp \(pid (\d+)\); stop it with 'hermit stop [^']+'$/;
@@ -174,6 +176,24 @@ serve:
     assert.equal(await svc.exited, 0, svc.stderr());
     const after = await runHermit(["status", dir]);
     assert.equal(after.stdout, "slow: not running (no endpoint file (.serve/endpoint))\n");
+  });
+
+  it("a look at the service lock (status and stop take it for an instant) does not turn a starting service away", async () => {
+    const dir = adapter("probed", false);
+    ensureServeDir(dir);
+    // what `hermit status` does to learn whether a service is starting, held long enough to be seen
+    const probe = await tryLock(serviceLockPath(dir));
+    assert.ok(probe, "nobody holds the adapter yet");
+    const svc = launchHermit(["serve", dir, "--standalone"], reaper);
+    await new Promise((r) => setTimeout(r, 400));
+    probe.release();
+    const gone = () => svc.child.exitCode !== null || svc.child.signalCode !== null;
+    await waitFor(() => readEndpointFile(dir) !== undefined || gone(), {
+      timeoutMs: 60_000,
+      what: () => `the service to start (stderr: ${svc.stderr()})`,
+    });
+    assert.equal(gone(), false, `the service was turned away: ${svc.stderr()}`);
+    await stopAll(dir, await theOneService(dir));
   });
 
   it("a lock in .serve/ that is a symbolic link is refused in one line, never followed", {
