@@ -1,6 +1,6 @@
 /**
- * One session of a relay on its service, spoken as raw Streamable HTTP over `fetch` (connections
- * are pooled and kept alive by the runtime): each message POSTed as the line the host wrote, the
+ * One session of a relay on its service, spoken as raw Streamable HTTP (over `plainFetch` for a
+ * service on loopback, the runtime's `fetch` elsewhere: `fetchFor`; connections kept alive): each message POSTed as the line the host wrote, the
  * answer read as JSON or as an SSE stream (resumed with `Last-Event-ID` when the service closes it
  * early, SEP-1699), the service's own stream held open with GET (resumed the same way), and the
  * session DELETEd when the relay is done with it; nothing it reads reaches the relay after that.
@@ -8,7 +8,9 @@
  * status and the transport's own error codes, never from message text.
  */
 import type { Refusal } from "../service/access.ts";
+import { fetchFor } from "../service/endpoint.ts";
 import type { Clock } from "../mcp/upstream_lifecycle.ts";
+import type { FetchLike } from "../platform/plain_fetch.ts";
 import { classify, type Message, messageIn } from "./jsonrpc.ts";
 import {
   describe,
@@ -47,6 +49,7 @@ const RESUMES = 3;
 
 export class ServiceLink {
   readonly #url: string;
+  readonly #fetch: FetchLike;
   readonly #auth: string | undefined;
   readonly #handlers: LinkHandlers;
   readonly #clock: Clock;
@@ -59,6 +62,7 @@ export class ServiceLink {
 
   constructor(addr: ServiceAddress, handlers: LinkHandlers, clock: Clock) {
     this.#url = addr.url;
+    this.#fetch = fetchFor(addr.url);
     this.#auth = addr.token ? `Bearer ${addr.token}` : undefined;
     this.#handlers = handlers;
     this.#clock = clock;
@@ -85,7 +89,7 @@ export class ServiceLink {
     if (this.#closed) return { kind: "failed", delivered: false, why: "the connection is closed" };
     let res: Response;
     try {
-      res = await fetch(this.#url, {
+      res = await this.#fetch(this.#url, {
         method: "POST",
         headers: this.#headers({
           "content-type": "application/json",
@@ -189,7 +193,7 @@ export class ServiceLink {
   async #get(lastEventId?: string): Promise<StreamOpen> {
     let res: Response;
     try {
-      res = await fetch(this.#url, {
+      res = await this.#fetch(this.#url, {
         method: "GET",
         headers: this.#headers({
           accept: "text/event-stream",
@@ -250,7 +254,7 @@ export class ServiceLink {
   async sessionAlive(): Promise<boolean> {
     if (!this.#session || this.#closed) return false;
     try {
-      const res = await fetch(this.#url, {
+      const res = await this.#fetch(this.#url, {
         method: "GET",
         headers: this.#headers({ accept: "text/event-stream" }),
         signal: AbortSignal.timeout(2000),
@@ -269,7 +273,7 @@ export class ServiceLink {
     this.#abort.abort();
     if (!this.#session) return;
     try {
-      const res = await fetch(this.#url, {
+      const res = await this.#fetch(this.#url, {
         method: "DELETE",
         headers: this.#headers({}),
         signal: AbortSignal.timeout(1000),

@@ -12,7 +12,7 @@ import type { Manifest } from "../manifest/types.ts";
 import type { CatalogSources } from "../mcp/catalog.ts";
 import { jitlessImage } from "../platform/no_jit.ts";
 import { parseServeUrl, probeAccess, type Refusal, refusalMessage } from "../service/access.ts";
-import { type Endpoint, findService } from "../service/endpoint.ts";
+import { type Endpoint, fetchFor, findService } from "../service/endpoint.ts";
 import { noServiceMessage } from "../service/messages.ts";
 import { checkLaunchable } from "../service/serve_dir.ts";
 import type { ServiceAddress } from "./link.ts";
@@ -24,7 +24,8 @@ const addressOf = (ep: Endpoint): ServiceAddress => ({ url: ep.url, token: ep.to
 /** Does the service at `url` answer `/health`? */
 async function answersHealth(url: string, timeoutMs = 2000): Promise<boolean> {
   try {
-    const res = await fetch(new URL("/health", url), { signal: AbortSignal.timeout(timeoutMs) });
+    const health = new URL("/health", url).href;
+    const res = await fetchFor(health)(health, { method: "GET", signal: AbortSignal.timeout(timeoutMs) });
     await res.body?.cancel().catch(() => {});
     return res.ok;
   } catch {

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { usageError } from "../errors.ts";
+import { fetchFor } from "./endpoint.ts";
 
 /** The environment variable a remote entry's bearer token is read from, in every host. */
 export const TOKEN_VAR = "HERMIT_SERVE_TOKEN";
@@ -55,7 +56,8 @@ export interface Refusal {
  */
 export async function probeAccess(url: URL, token: string | undefined): Promise<Refusal | undefined> {
   try {
-    const res = await fetch(url, {
+    const res = await fetchFor(url.href)(url.href, {
+      method: "GET",
       headers: { accept: "text/event-stream", ...(token ? { authorization: `Bearer ${token}` } : {}) },
       signal: AbortSignal.timeout(5000),
     });

@@ -1,0 +1,221 @@
+/**
+ * `fetch` for plain `http://` URLs, written on a TCP socket: what a relay uses to talk to a service
+ * on this machine. Bun's own `fetch` hands every request to an HTTP-client thread with its own
+ * event loop and TLS machinery, which costs a relay 60–70 µs of CPU and about 90 µs of wall time
+ * per call on a loopback hop; here the request is one write on the relay's own loop and the answer
+ * is parsed where it lands (`http1.ts`). One request per connection at a time; a connection is
+ * kept alive and reused if it was idle under `IDLE_MS` (well inside the service's 30 s), and a
+ * request whose reused connection closes before a single byte of answer is sent again once on a
+ * new one (the service closed it while idle and never read the request; should that try fail too,
+ * the error says the request may have arrived). A body framed by its length is
+ * read whole before the `Response` resolves; a chunked or close-framed one (an SSE stream) is a
+ * stream. Errors keep the codes `fetch`'s do (ECONNREFUSED when nothing listens, ECONNRESET when
+ * the connection dies after the request went out), and an abort rejects with the signal's reason.
+ * The sockets are `tcp_wire.ts`'s.
+ */
+import { Buffer } from "node:buffer";
+import { type ParseEvent, requestHead, type ResponseHead, ResponseParser } from "./http1.ts";
+import { connectWire, type Wire, type WireEvents } from "./tcp_wire.ts";
+
+export interface PlainInit {
+  method: string;
+  headers?: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal;
+}
+
+/** The part of `fetch` a relay uses, so the two can stand for each other. */
+export type FetchLike = (url: string, init: PlainInit) => Promise<Response>;
+
+/** How long an idle connection is kept for the next request. */
+export const IDLE_MS = 4000;
+
+/** A connection, and what its events go to now: the request it carries, or the idle pool. */
+class Conn {
+  wire!: Wire;
+  events: WireEvents = { data: () => this.drop(), closed: () => this.drop() };
+  /** When it went back to the pool (ms, `Date.now()`). */
+  idleSince = 0;
+  reused = false;
+  gone = false;
+  constructor(readonly key: string) {}
+
+  drop(): void {
+    if (this.gone) return;
+    this.gone = true;
+    const list = idle.get(this.key);
+    const at = list?.indexOf(this) ?? -1;
+    if (at >= 0) list!.splice(at, 1);
+    this.wire?.close();
+  }
+}
+
+const idle = new Map<string, Conn[]>();
+
+async function open(key: string, host: string, port: number): Promise<Conn> {
+  const conn = new Conn(key);
+  const ev: WireEvents = { data: (b) => conn.events.data(b), closed: (e) => conn.events.closed(e) };
+  conn.wire = await connectWire(host, port, ev);
+  return conn;
+}
+
+function release(conn: Conn, reusable: boolean): void {
+  if (!reusable || conn.gone) return conn.drop();
+  conn.reused = true;
+  conn.events = { data: () => conn.drop(), closed: () => conn.drop() };
+  conn.wire.unref();
+  conn.idleSince = Date.now();
+  const list = idle.get(conn.key) ?? [];
+  list.push(conn);
+  idle.set(conn.key, list);
+}
+
+/** The connection idle the shortest time, when that is under `IDLE_MS`; older ones are closed. */
+function takeIdle(key: string): Conn | undefined {
+  const list = idle.get(key);
+  const conn = list?.pop();
+  if (!conn) return undefined;
+  if (Date.now() - conn.idleSince > IDLE_MS) {
+    for (const old of [conn, ...list!]) old.drop(); // the rest went idle earlier still
+    return undefined;
+  }
+  conn.wire.ref();
+  return conn;
+}
+
+/** A reused connection closed before any answer: the request may be sent again on a new one. */
+class StaleConnection extends Error {}
+
+const transportError = (message: string, code: string): Error => Object.assign(new Error(message), { code });
+const NULL_BODY = new Set([101, 204, 205, 304]);
+const encoder = new TextEncoder();
+
+let lastUrl: URL | undefined;
+
+export const plainFetch: FetchLike = async (url, init) => {
+  const u = lastUrl?.href === url ? lastUrl : (lastUrl = new URL(url));
+  if (u.protocol !== "http:") throw new TypeError(`plainFetch speaks http:// only, not ${u.protocol}`);
+  init.signal?.throwIfAborted();
+  const length = init.body === undefined ? undefined : Buffer.byteLength(init.body);
+  const bytes = encoder.encode(requestHead(init.method, u, init.headers ?? {}, length) + (init.body ?? ""));
+  const host = u.hostname.startsWith("[") ? u.hostname.slice(1, -1) : u.hostname;
+  const port = Number(u.port || 80);
+  let stale: StaleConnection | undefined;
+  for (;;) {
+    try {
+      const conn = (!stale && takeIdle(u.host)) ||
+        await abortable(open(u.host, host, port), init.signal, (late) => late.drop());
+      return await exchange(conn, bytes, init.method, init.signal);
+    } catch (err) {
+      if (err instanceof StaleConnection && !stale) {
+        stale = err; // send it once more, on a new connection
+        continue;
+      }
+      // the request went out on the stale connection: whatever befell the second try, it may have run
+      if (stale) throw transportError(stale.message, "ECONNRESET");
+      throw err;
+    }
+  }
+};
+
+/** Send `bytes` on `conn` and read its answer into a `Response`. */
+function exchange(conn: Conn, bytes: Uint8Array, method: string, signal?: AbortSignal): Promise<Response> {
+  return new Promise<Response>((resolve, reject) => {
+    const parser = new ResponseParser(method);
+    let head: ResponseHead | undefined;
+    let stream: ReadableStreamDefaultController<Uint8Array> | undefined;
+    let chunks: Uint8Array[] = [];
+    let settled = false;
+    const settle = () => {
+      settled = true;
+      signal?.removeEventListener("abort", onAbort);
+    };
+    const fail = (err: unknown) => {
+      if (settled) return;
+      settle();
+      conn.drop();
+      if (stream) stream.error(err);
+      else reject(err);
+    };
+    const onAbort = () => fail(signal!.reason);
+    const respond = (h: ResponseHead, body: BodyInit | null) =>
+      resolve(new Response(NULL_BODY.has(h.status) ? null : body, h));
+    const onEvents = (events: ParseEvent[]) => {
+      for (const e of events) {
+        if (e.kind === "head") {
+          head = e.head;
+          if (streamed(head)) {
+            respond(
+              head,
+              new ReadableStream<Uint8Array>({
+                start: (c) => void (stream = c),
+                cancel: () => void (settled || (settle(), conn.drop())),
+              }),
+            );
+          }
+        } else if (e.kind === "data") {
+          // the parser's bytes are its own copy, never written again
+          if (stream) stream.enqueue(e.bytes);
+          else chunks.push(e.bytes);
+        } else {
+          settle();
+          release(conn, e.reusable);
+          if (stream) stream.close();
+          else respond(head!, whole(chunks));
+          chunks = [];
+        }
+      }
+    };
+    conn.events = {
+      data: (b) => {
+        if (settled) return;
+        try {
+          onEvents(parser.push(b));
+        } catch (err) {
+          fail(err);
+        }
+      },
+      closed: (err) => {
+        if (settled) return;
+        if (!parser.started && conn.reused) {
+          return fail(new StaleConnection("the connection closed before an answer"));
+        }
+        try {
+          onEvents(parser.eof());
+        } catch (parseErr) {
+          fail(transportError(err?.message ?? (parseErr as Error).message, "ECONNRESET"));
+        }
+      },
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    conn.wire.write(bytes);
+  });
+}
+
+const whole = (chunks: Uint8Array[]) =>
+  (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)) as Uint8Array<ArrayBuffer>;
+
+/** Is the body read as a stream (chunked, or until the connection ends), not whole by its length? */
+function streamed(h: ResponseHead): boolean {
+  if (NULL_BODY.has(h.status)) return false;
+  return h.headers.some(([k]) => k === "transfer-encoding") ||
+    !h.headers.some(([k]) => k === "content-length");
+}
+
+/** `p`, or the signal's reason as soon as it aborts (what `p` brings later is handed to `late`). */
+function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined, late: (v: T) => void): Promise<T> {
+  if (!signal) return p;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+    p.then((v) => {
+      signal.removeEventListener("abort", onAbort);
+      if (signal.aborted) late(v);
+      else resolve(v);
+    }, (err) => {
+      signal.removeEventListener("abort", onAbort);
+      reject(err);
+    });
+  });
+}
