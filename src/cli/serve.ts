@@ -133,11 +133,10 @@ export function registerServe(program: Command, setExit: SetExit): void {
       if (opts.tokenFile && !opts.serveUrl) {
         throw usageError("--token-file goes with --standalone or --serve-url");
       }
-      if (opts.serveUrl || manifest.serve.lifecycle === "standalone") {
-        // the next relay for this adapter takes the fast path (src/relay/main.ts)
-        await (await import("../relay/plan.ts")).rememberManifest(manifest);
-      }
       if (opts.serveUrl) {
+        // the next relay for this adapter takes the fast path (src/relay/main.ts); `serveAdapter`
+        // does the same for a local standalone adapter
+        await (await import("../relay/plan.ts")).rememberManifest(manifest);
         const token = opts.tokenFile ? readToken(opts.tokenFile) : process.env[TOKEN_VAR] || undefined;
         const { relayTo } = await import("../relay/targets.ts");
         return setExit(await relayTo(manifest, opts.serveUrl, token));

@@ -9,9 +9,14 @@ import { loadManifest } from "../manifest/load.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { writeErr, writeOut } from "./output.ts";
 
-/** Serve a loaded adapter: the relay for a standalone one, stdio for a session one. */
+/**
+ * Serve a loaded adapter: the relay for a standalone one, stdio for a session one. A standalone
+ * adapter's manifest was loaded the slow way because the relay's fast path had no copy of it (the
+ * file changed, or hermit did, since one was stored): store one, so the next relay takes that path.
+ */
 export async function serveAdapter(manifest: Manifest, warmStart = true): Promise<number> {
   if (manifest.serve.lifecycle === "standalone") {
+    await (await import("../relay/plan.ts")).rememberManifest(manifest);
     const { relayToLocal } = await import("../relay/targets.ts");
     return await relayToLocal(manifest, warmStart);
   }

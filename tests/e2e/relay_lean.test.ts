@@ -9,7 +9,7 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import process from "node:process";
 import { initializedNotification, initializeRequest, startHost } from "../helpers/relay_host.ts";
 import { alive, Reaper, waitFor } from "../helpers/procs.ts";
@@ -88,6 +88,21 @@ describe("the relay runs without the JIT", { skip: !linux && "reads /proc" }, ()
     assert.ok(!svcEnv.some((e) => e.startsWith("BUN_JSC_useJIT=")), "the service has its JIT");
     assert.ok(!svcEnv.some((e) => e.startsWith("HERMIT_NO_JIT_IMAGE=")), "nothing of the re-execution leaks");
     console.log(`launching relay: peak ${r.peak.toFixed(1)} MiB`);
+  });
+
+  it("after the manifest changed under a running service, the next relays take the fast path again", async () => {
+    const dir = adapter(false);
+    const svc = await startService(dir, {}, { reaper }); // stores the copy of the manifest it read
+    try {
+      // an edit the running service does not see (as is a new hermit build: the copy no longer applies)
+      appendFileSync(`${dir}/hermit.yaml`, "\n# edited while the service runs\n");
+      const first = await session(dir); // a miss: the manifest is loaded the slow way, and remembered
+      assert.ok(!first.env.includes("BUN_JSC_useJIT=0"), "the first relay after the edit is the slow one");
+      const next = await session(dir);
+      assert.ok(next.env.includes("BUN_JSC_useJIT=0"), "the next relay found the copy the first one stored");
+    } finally {
+      await svc.stop();
+    }
   });
 
   it("a user's own BUN_JSC_useJIT is left as it is", async () => {
