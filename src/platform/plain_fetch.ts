@@ -7,14 +7,15 @@
  * kept alive and reused if it was idle under `IDLE_MS` (well inside the service's 30 s), and a
  * request whose reused connection closes before a single byte of answer is sent again once on a
  * new one (the service closed it while idle and never read the request; should that try fail too,
- * the error says the request may have arrived). A body framed by its length is
- * read whole before the `Response` resolves; a chunked or close-framed one (an SSE stream) is a
- * stream. Errors keep the codes `fetch`'s do (ECONNREFUSED when nothing listens, ECONNRESET when
+ * the error says the request may have arrived). A body framed by its length is read whole before
+ * the answer resolves; a chunked or close-framed one (an SSE stream) is read as it comes. The
+ * answer is a light `HttpAnswer` (`http_answer.ts`), not a native `Response`. Errors keep the codes `fetch`'s do (ECONNREFUSED when nothing listens, ECONNRESET when
  * the connection dies after the request went out), and an abort rejects with the signal's reason.
  * The sockets are `tcp_wire.ts`'s.
  */
 import { Buffer } from "node:buffer";
 import { type ParseEvent, requestHead, type ResponseHead, ResponseParser } from "./http1.ts";
+import { AnswerBody, type HttpAnswer, PlainAnswer } from "./http_answer.ts";
 import { connectWire, type Wire, type WireEvents } from "./tcp_wire.ts";
 
 export interface PlainInit {
@@ -24,8 +25,8 @@ export interface PlainInit {
   signal?: AbortSignal;
 }
 
-/** The part of `fetch` a relay uses, so the two can stand for each other. */
-export type FetchLike = (url: string, init: PlainInit) => Promise<Response>;
+/** The part of `fetch` hermit uses, so the two can stand for each other. */
+export type FetchLike = (url: string, init: PlainInit) => Promise<HttpAnswer>;
 
 /** How long an idle connection is kept for the next request. */
 export const IDLE_MS = 4000;
@@ -118,12 +119,12 @@ export const plainFetch: FetchLike = async (url, init) => {
   }
 };
 
-/** Send `bytes` on `conn` and read its answer into a `Response`. */
-function exchange(conn: Conn, bytes: Uint8Array, method: string, signal?: AbortSignal): Promise<Response> {
-  return new Promise<Response>((resolve, reject) => {
+/** Send `bytes` on `conn` and read its answer. */
+function exchange(conn: Conn, bytes: Uint8Array, method: string, signal?: AbortSignal): Promise<HttpAnswer> {
+  return new Promise<HttpAnswer>((resolve, reject) => {
     const parser = new ResponseParser(method);
     let head: ResponseHead | undefined;
-    let stream: ReadableStreamDefaultController<Uint8Array> | undefined;
+    let stream: AnswerBody | undefined;
     let chunks: Uint8Array[] = [];
     let settled = false;
     const settle = () => {
@@ -134,34 +135,34 @@ function exchange(conn: Conn, bytes: Uint8Array, method: string, signal?: AbortS
       if (settled) return;
       settle();
       conn.drop();
-      if (stream) stream.error(err);
+      if (stream) stream.fail(err);
       else reject(err);
     };
     const onAbort = () => fail(signal!.reason);
-    const respond = (h: ResponseHead, body: BodyInit | null) =>
-      resolve(new Response(NULL_BODY.has(h.status) ? null : body, h));
+    const answer = (h: ResponseHead, body: AnswerBody | null) =>
+      resolve(new PlainAnswer(h.status, h.statusText, h.headers, NULL_BODY.has(h.status) ? null : body));
     const onEvents = (events: ParseEvent[]) => {
       for (const e of events) {
         if (e.kind === "head") {
           head = e.head;
           if (streamed(head)) {
-            respond(
-              head,
-              new ReadableStream<Uint8Array>({
-                start: (c) => void (stream = c),
-                cancel: () => void (settled || (settle(), conn.drop())),
-              }),
-            );
+            stream = new AnswerBody(() => void (settled || (settle(), conn.drop())));
+            answer(head, stream);
           }
         } else if (e.kind === "data") {
           // the parser's bytes are its own copy, never written again
-          if (stream) stream.enqueue(e.bytes);
+          if (stream) stream.push(e.bytes);
           else chunks.push(e.bytes);
         } else {
           settle();
           release(conn, e.reusable);
-          if (stream) stream.close();
-          else respond(head!, whole(chunks));
+          if (stream) stream.end();
+          else {
+            const body = new AnswerBody();
+            for (const c of chunks) body.push(c);
+            body.end();
+            answer(head!, body);
+          }
           chunks = [];
         }
       }
@@ -191,9 +192,6 @@ function exchange(conn: Conn, bytes: Uint8Array, method: string, signal?: AbortS
     conn.wire.write(bytes);
   });
 }
-
-const whole = (chunks: Uint8Array[]) =>
-  (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)) as Uint8Array<ArrayBuffer>;
 
 /** Is the body read as a stream (chunked, or until the connection ends), not whole by its length? */
 function streamed(h: ResponseHead): boolean {

@@ -10,6 +10,7 @@
 import type { Refusal } from "../service/access.ts";
 import { fetchFor } from "../service/endpoint.ts";
 import type { Clock } from "../mcp/upstream_lifecycle.ts";
+import type { HttpAnswer } from "../platform/http_answer.ts";
 import type { FetchLike } from "../platform/plain_fetch.ts";
 import { classify, type Message, messageIn } from "./jsonrpc.ts";
 import {
@@ -87,7 +88,7 @@ export class ServiceLink {
   /** POST one message (`text`, as the host wrote it); `id` when it is a request. */
   async post(text: string, id?: string | number): Promise<PostResult> {
     if (this.#closed) return { kind: "failed", delivered: false, why: "the connection is closed" };
-    let res: Response;
+    let res: HttpAnswer;
     try {
       res = await this.#fetch(this.#url, {
         method: "POST",
@@ -115,7 +116,7 @@ export class ServiceLink {
     return { kind: "failed", delivered: true, why: `the service answered with content type '${type}'` };
   }
 
-  async #json(res: Response, id: string | number): Promise<PostResult> {
+  async #json(res: HttpAnswer, id: string | number): Promise<PostResult> {
     let text: string;
     let body: unknown;
     try {
@@ -138,7 +139,7 @@ export class ServiceLink {
   }
 
   /** Read a POST's SSE stream until its answer; resume it when the service closes it early. */
-  async #answerStream(res: Response, id: string | number): Promise<PostResult> {
+  async #answerStream(res: HttpAnswer, id: string | number): Promise<PostResult> {
     const sse = new SseDecoder();
     let answered = false;
     const onEvent = (m: Message) => {
@@ -170,7 +171,7 @@ export class ServiceLink {
   }
 
   /** Read SSE events into `onEvent` until the stream ends; the reason when it broke. */
-  async #read(res: Response, sse: SseDecoder, onEvent: (m: Message) => void): Promise<string | undefined> {
+  async #read(res: HttpAnswer, sse: SseDecoder, onEvent: (m: Message) => void): Promise<string | undefined> {
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();
     try {
@@ -191,7 +192,7 @@ export class ServiceLink {
   }
 
   async #get(lastEventId?: string): Promise<StreamOpen> {
-    let res: Response;
+    let res: HttpAnswer;
     try {
       res = await this.#fetch(this.#url, {
         method: "GET",

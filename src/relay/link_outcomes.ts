@@ -4,6 +4,7 @@
  * codes, never from message text (a body only lends its reason or JSON-RPC error code to the
  * message). Pure; the I/O is the link's (`link.ts`).
  */
+import type { HttpAnswer } from "../platform/http_answer.ts";
 import { reasonIn, type Refusal } from "../service/access.ts";
 
 export type PostResult =
@@ -22,7 +23,7 @@ export type PostResult =
 
 /** What a GET for the service's stream came to: a stream, none offered (405), no session (404), … */
 export type StreamOpen =
-  | { kind: "stream"; res: Response }
+  | { kind: "stream"; res: HttpAnswer }
   | { kind: "none" }
   | { kind: "gone" }
   | { kind: "refused"; r: Refusal }

@@ -182,7 +182,8 @@ describe("plainFetch", () => {
       assert.equal(res.statusText, "Made");
       assert.equal(res.ok, true);
       assert.equal(res.headers.get("mcp-session-id"), "s1");
-      assert.deepEqual(res.headers.getSetCookie(), ["a=1", "b=2"]);
+      assert.equal(res.headers.get("Set-Cookie"), "a=1, b=2", "repeated fields joined, as Headers does");
+      assert.equal(res.headers.get("x-none"), null);
       assert.deepEqual(await res.json(), { method: "POST", body: "héllo", auth: "Bearer t" });
     }
     assert.equal(s.connections(), 1, "one connection for all three");
@@ -208,6 +209,24 @@ describe("plainFetch", () => {
     assert.equal(none.body, null);
     const big = "x".repeat(8 * 1024 * 1024);
     assert.equal(await (await plainFetch(s.url, { method: "PUT", body: big })).text(), String(big.length));
+  });
+
+  it("a stream given up by its reader closes its connection; the next request gets a new one", async () => {
+    const s = await http((req, _body, res) => {
+      if (req.method === "GET") res.writeHead(200, { "content-type": "text/event-stream" }).write(": hi\n\n");
+      else res.end("ok");
+    });
+    assert.equal(await (await plainFetch(s.url, { method: "POST", body: "{}" })).text(), "ok");
+    const res = await plainFetch(s.url, { method: "GET" });
+    const reader = res.body!.getReader();
+    assert.equal(new TextDecoder().decode((await reader.read()).value), ": hi\n\n");
+    await res.body!.cancel();
+    assert.deepEqual(await reader.read(), { done: true });
+    const deadline = Date.now() + 5000;
+    while (s.sockets.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(s.sockets.size, 0, "the connection the stream came on is closed");
+    assert.equal(await (await plainFetch(s.url, { method: "POST", body: "{}" })).text(), "ok");
+    assert.equal(s.connections(), 2);
   });
 
   it("nothing listening: ECONNREFUSED, which the relay counts as never delivered", async () => {
