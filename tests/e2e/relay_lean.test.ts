@@ -64,6 +64,7 @@ describe("the relay runs without the JIT", { skip: !linux && "reads /proc" }, ()
     try {
       const r = await session(dir);
       assert.ok(r.env.includes("BUN_JSC_useJIT=0"), "the relay re-executed itself without the JIT");
+      assert.ok(r.env.includes("BUN_GC_TIMER_DISABLE=1"), "… and without Bun's GC timer");
       console.log(`attached relay: peak ${r.peak.toFixed(1)} MiB`);
     } finally {
       await svc.stop();
@@ -86,6 +87,10 @@ describe("the relay runs without the JIT", { skip: !linux && "reads /proc" }, ()
     reaper.track(ep.pid);
     const svcEnv = environ(ep.pid);
     assert.ok(!svcEnv.some((e) => e.startsWith("BUN_JSC_useJIT=")), "the service has its JIT");
+    assert.ok(
+      !svcEnv.some((e) => e.startsWith("BUN_GC_TIMER_")),
+      "and its GC timer (it needs it under load)",
+    );
     assert.ok(!svcEnv.some((e) => e.startsWith("HERMIT_NO_JIT_IMAGE=")), "nothing of the re-execution leaks");
     console.log(`launching relay: peak ${r.peak.toFixed(1)} MiB`);
   });

@@ -24,10 +24,34 @@ import { tempDir } from "../../helpers/tmp.ts";
 describe("the image without the JIT", () => {
   it("starts with the switch and a mark, and takes both out of its environment again", () => {
     const env = reexecEnv({ PATH: "/bin", HERMIT_HOME: "/h", GONE: undefined });
-    assert.deepEqual(env, { PATH: "/bin", HERMIT_HOME: "/h", HERMIT_NO_JIT_IMAGE: "1", BUN_JSC_useJIT: "0" });
+    assert.deepEqual(env, {
+      PATH: "/bin",
+      HERMIT_HOME: "/h",
+      HERMIT_NO_JIT_IMAGE: "BUN_JSC_useJIT,BUN_GC_TIMER_DISABLE",
+      BUN_JSC_useJIT: "0",
+      BUN_GC_TIMER_DISABLE: "1",
+    });
     assert.equal(forgetReexec(env), true);
     assert.deepEqual(env, { PATH: "/bin", HERMIT_HOME: "/h" }, "nothing left for the processes it starts");
     assert.equal(forgetReexec({ BUN_JSC_useJIT: "0" }), false, "a user's switch is not the relay's");
+  });
+
+  it("Bun's GC timer is switched off in the image, unless the user configured it", () => {
+    for (const mine of [{ BUN_GC_TIMER_INTERVAL: "500" }, { BUN_GC_TIMER_DISABLE: "" }]) {
+      const env = reexecEnv({ PATH: "/bin", ...mine });
+      assert.deepEqual(env, {
+        PATH: "/bin",
+        ...mine,
+        HERMIT_NO_JIT_IMAGE: "BUN_JSC_useJIT",
+        BUN_JSC_useJIT: "0",
+      });
+      assert.equal(forgetReexec(env), true);
+      assert.deepEqual(
+        env,
+        { PATH: "/bin", ...mine },
+        "the user's own variable stays for what the relay starts",
+      );
+    }
   });
 
   it("only the compiled binary re-executes: from sources nothing happens", () => {
