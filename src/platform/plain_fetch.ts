@@ -1,17 +1,18 @@
 /**
- * `fetch` for plain `http://` URLs, written on a TCP socket: what a relay uses to talk to a service
- * on this machine. Bun's own `fetch` hands every request to an HTTP-client thread with its own
- * event loop and TLS machinery, which costs a relay 60–70 µs of CPU and about 90 µs of wall time
- * per call on a loopback hop; here the request is one write on the relay's own loop and the answer
- * is parsed where it lands (`http1.ts`). One request per connection at a time; a connection is
- * kept alive and reused if it was idle under `IDLE_MS` (well inside the service's 30 s), and a
+ * `fetch` for plain `http://` URLs, written on a TCP socket: what a relay uses to talk to a
+ * service on this machine. Bun's own `fetch` hands every request to an HTTP-client thread with its
+ * own event loop and TLS machinery, which costs a relay 60–70 µs of CPU and about 90 µs of wall
+ * time per call on a loopback hop; here the request is one write on the relay's own loop and the
+ * answer is parsed where it lands (`http1.ts`). One request per connection at a time; a connection
+ * is kept alive and reused if it was idle under `IDLE_MS` (well inside the service's 30 s), and a
  * request whose reused connection closes before a single byte of answer is sent again once on a
  * new one (the service closed it while idle and never read the request; should that try fail too,
  * the error says the request may have arrived). A body framed by its length is read whole before
  * the answer resolves; a chunked or close-framed one (an SSE stream) is read as it comes. The
- * answer is a light `HttpAnswer` (`http_answer.ts`), not a native `Response`. Errors keep the codes `fetch`'s do (ECONNREFUSED when nothing listens, ECONNRESET when
- * the connection dies after the request went out), and an abort rejects with the signal's reason.
- * The sockets are `tcp_wire.ts`'s.
+ * answer is a light `HttpAnswer` (`http_answer.ts`), not a native `Response`. Errors keep the
+ * codes `fetch`'s do (ECONNREFUSED when nothing listens, ECONNRESET when the connection dies after
+ * the request went out), and an abort rejects with the signal's reason. The sockets are
+ * `tcp_wire.ts`'s.
  */
 import { Buffer } from "node:buffer";
 import { type ParseEvent, requestHead, type ResponseHead, ResponseParser } from "./http1.ts";

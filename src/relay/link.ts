@@ -1,11 +1,12 @@
 /**
  * One session of a relay on its service, spoken as raw Streamable HTTP (over `plainFetch` for a
- * service on loopback, the runtime's `fetch` elsewhere: `fetchFor`; connections kept alive): each message POSTed as the line the host wrote, the
- * answer read as JSON or as an SSE stream (resumed with `Last-Event-ID` when the service closes it
- * early, SEP-1699), the service's own stream held open with GET (resumed the same way), and the
- * session DELETEd when the relay is done with it; nothing it reads reaches the relay after that.
- * What a POST came to is a tagged `PostResult` (`link_outcomes.ts`), so the relay decides from the
- * status and the transport's own error codes, never from message text.
+ * service on loopback, the runtime's `fetch` elsewhere: `fetchFor`; connections kept alive): each
+ * message POSTed as the line the host wrote, the answer read as JSON or as an SSE stream (resumed
+ * with `Last-Event-ID` when the service closes it early, SEP-1699), the service's own stream held
+ * open with GET (resumed the same way), and the session DELETEd when the relay is done with it;
+ * nothing it reads reaches the relay after that. What a POST came to is a tagged `PostResult`
+ * (`link_outcomes.ts`), so the relay decides from the status and the transport's own error codes,
+ * never from message text.
  */
 import type { Refusal } from "../service/access.ts";
 import { fetchFor } from "../service/endpoint.ts";
