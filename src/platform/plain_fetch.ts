@@ -7,7 +7,8 @@
  * is kept alive and reused if it was idle under `IDLE_MS` (well inside the service's 30 s), and a
  * request whose reused connection closes before a single byte of answer is sent again once on a
  * new one (the service closed it while idle and never read the request; should that try fail too,
- * the error says the request may have arrived). A body framed by its length is read whole before
+ * the error says the request may have arrived). A connection whose answer came before the whole
+ * request went out (a 413 judged from the length) is closed, not reused. A body framed by its length is read whole before
  * the answer resolves; a chunked or close-framed one (an SSE stream) is read as it comes. The
  * answer is a light `HttpAnswer` (`http_answer.ts`), not a native `Response`. Errors keep the
  * codes `fetch`'s do (ECONNREFUSED when nothing listens, ECONNRESET when the connection dies after
@@ -156,7 +157,9 @@ function exchange(conn: Conn, bytes: Uint8Array, method: string, signal?: AbortS
           else chunks.push(e.bytes);
         } else {
           settle();
-          release(conn, e.reusable);
+          // an answer before the whole request went out (a 413 from the length alone): the rest
+          // of the body would reach the service ahead of the next request
+          release(conn, e.reusable && !conn.wire.pending());
           if (stream) stream.end();
           else {
             const body = new AnswerBody();

@@ -19,6 +19,8 @@ export interface Wire {
   close(): void;
   ref(): void;
   unref(): void;
+  /** Are bytes written still waiting to go out (the peer has not read them)? */
+  pending(): boolean;
 }
 
 interface BunSocket {
@@ -80,6 +82,7 @@ async function connectBun(b: BunConnect, host: string, port: number, ev: WireEve
     close: () => sock.terminate(),
     ref: () => sock.ref(),
     unref: () => sock.unref(),
+    pending: () => queued !== undefined,
   };
 }
 
@@ -104,6 +107,7 @@ async function connectNode(host: string, port: number, ev: WireEvents): Promise<
     close: () => void sock.destroy(),
     ref: () => void sock.ref(),
     unref: () => void sock.unref(),
+    pending: () => sock.writableLength > 0,
   };
 }
 

@@ -229,6 +229,39 @@ describe("plainFetch", () => {
     assert.equal(s.connections(), 2);
   });
 
+  it("an answer that comes before the whole request went out: that connection is not used again", async () => {
+    // as a service refusing a body over its limit (413) from its length, without reading it
+    let connections = 0;
+    const server = createNetServer((sock) => {
+      connections++;
+      let got = "";
+      const onData = (d: Buffer) => {
+        got += d.toString("latin1");
+        if (!got.includes("\r\n\r\n")) return;
+        sock.off("data", onData);
+        if (/^POST/.test(got)) {
+          sock.pause(); // the rest of the body stays unread: the client's writes back up
+          sock.write("HTTP/1.1 413 Payload Too Large\r\ncontent-length: 8\r\n\r\ntoo big!");
+        } else sock.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+      };
+      sock.on("data", onData).on("error", () => {});
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    closers.push(() => server.close());
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+    const refused = await plainFetch(url, { method: "POST", body: "x".repeat(32 * 1024 * 1024) });
+    assert.equal(refused.status, 413);
+    assert.equal(await refused.text(), "too big!");
+    const next = await Promise.race([
+      plainFetch(url, { method: "GET", signal: AbortSignal.timeout(5000) }).then((r) => r.text()),
+      new Promise((r) =>
+        setTimeout(() => r("no answer: the request went out behind the rest of a body"), 6000)
+      ),
+    ]);
+    assert.equal(next, "ok");
+    assert.equal(connections, 2);
+  });
+
   it("nothing listening: ECONNREFUSED, which the relay counts as never delivered", async () => {
     const s = await http(() => {});
     closers.pop()!();
