@@ -15,8 +15,14 @@ export interface ResponseHead {
   headers: [string, string][];
 }
 
+/**
+ * How the body after a head is framed: none at all (HEAD, 204, 304), by Content-Length (known
+ * size, possibly 0), or a stream (chunked, or until the connection ends).
+ */
+export type BodyFraming = "none" | "length" | "stream";
+
 export type ParseEvent =
-  | { kind: "head"; head: ResponseHead }
+  | { kind: "head"; head: ResponseHead; body: BodyFraming }
   | { kind: "data"; bytes: Uint8Array }
   /** The message is complete; `reusable`: the connection may carry another request. */
   | { kind: "end"; reusable: boolean };
@@ -213,24 +219,22 @@ export class ResponseParser {
     }
     if (status.code < 200) return true; // an interim answer (100 Continue, 103): the real one follows
     this.#reusable = status.minor === "1" ? !/\bclose\b/.test(connection) : /\bkeep-alive\b/.test(connection);
-    out.push({ kind: "head", head: { status: status.code, statusText: status.text, headers } });
-    if (this.#noBody || status.code === 204 || status.code === 304) this.#finish(out);
+    let body: BodyFraming;
+    let next: State;
+    if (this.#noBody || status.code === 204 || status.code === 304) [body, next] = ["none", { at: "done" }];
     else if (coding) {
-      if (/chunked\s*$/.test(coding)) this.#state = { at: "chunk-size" };
-      else {
-        this.#state = { at: "until-close" };
-        this.#reusable = false;
-      }
+      body = "stream";
+      next = /chunked\s*$/.test(coding) ? { at: "chunk-size" } : { at: "until-close" };
     } else if (length !== undefined) {
       if (!/^\d{1,15}$/.test(length)) throw new Http1Error(`bad content-length '${length.slice(0, 40)}'`);
       const left = Number(length);
-      if (left === 0) this.#finish(out);
-      else this.#state = { at: "length", left };
-    } else {
-      this.#state = { at: "until-close" };
-      this.#reusable = false;
-    }
-    return this.#state.at !== "done";
+      [body, next] = ["length", left === 0 ? { at: "done" } : { at: "length", left }];
+    } else [body, next] = ["stream", { at: "until-close" }];
+    if (next.at === "until-close") this.#reusable = false;
+    out.push({ kind: "head", head: { status: status.code, statusText: status.text, headers }, body });
+    if (next.at === "done") this.#finish(out);
+    else this.#state = next;
+    return next.at !== "done";
   }
 
   #finish(out: ParseEvent[]): void {

@@ -5,6 +5,7 @@
  * resident and a thread). `AnswerBody` is a queue of chunks: the connection pushes into it, the
  * reader takes them in order, an error or a cancel ends it.
  */
+import { Buffer } from "node:buffer";
 
 export interface AnswerReader {
   read(): Promise<{ done: boolean; value?: Uint8Array }>;
@@ -74,10 +75,7 @@ export class AnswerBody {
       if (done) break;
       parts.push(value!);
     }
-    const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-    let at = 0;
-    for (const p of parts) all.set(p, (at += p.length) - p.length);
-    return all;
+    return Buffer.concat(parts);
   }
 
   async #read(): Promise<{ done: boolean; value?: Uint8Array }> {

@@ -8,15 +8,21 @@
  * request whose reused connection closes before a single byte of answer is sent again once on a
  * new one (the service closed it while idle and never read the request; should that try fail too,
  * the error says the request may have arrived). A connection whose answer came before the whole
- * request went out (a 413 judged from the length) is closed, not reused. A body framed by its length is read whole before
- * the answer resolves; a chunked or close-framed one (an SSE stream) is read as it comes. The
- * answer is a light `HttpAnswer` (`http_answer.ts`), not a native `Response`. Errors keep the
- * codes `fetch`'s do (ECONNREFUSED when nothing listens, ECONNRESET when the connection dies after
- * the request went out), and an abort rejects with the signal's reason. The sockets are
- * `tcp_wire.ts`'s.
+ * request went out (a 413 judged from the length) is closed, not reused. A body framed by its
+ * length is read whole before the answer resolves; a chunked or close-framed one (an SSE stream)
+ * is read as it comes. The answer is a light `HttpAnswer` (`http_answer.ts`), not a native
+ * `Response`. Errors keep the codes `fetch`'s do (ECONNREFUSED when nothing listens, ECONNRESET
+ * when the connection dies after the request went out), and an abort rejects with the signal's
+ * reason. The sockets are `tcp_wire.ts`'s.
  */
 import { Buffer } from "node:buffer";
-import { type ParseEvent, requestHead, type ResponseHead, ResponseParser } from "./http1.ts";
+import {
+  type BodyFraming,
+  type ParseEvent,
+  requestHead,
+  type ResponseHead,
+  ResponseParser,
+} from "./http1.ts";
 import { AnswerBody, type HttpAnswer, PlainAnswer } from "./http_answer.ts";
 import { connectWire, type Wire, type WireEvents } from "./tcp_wire.ts";
 
@@ -30,16 +36,15 @@ export interface PlainInit {
 /** The part of `fetch` hermit uses, so the two can stand for each other. */
 export type FetchLike = (url: string, init: PlainInit) => Promise<HttpAnswer>;
 
-/** How long an idle connection is kept for the next request. */
+/** How long a connection may have been idle and still carry the next request (older ones are closed then). */
 export const IDLE_MS = 4000;
 
 /** A connection, and what its events go to now: the request it carries, or the idle pool. */
 class Conn {
   wire!: Wire;
   events: WireEvents = { data: () => this.drop(), closed: () => this.drop() };
-  /** When it went back to the pool (ms, `Date.now()`). */
+  /** When it last went back to the pool (ms, `Date.now()`); 0 while it has carried no answer. */
   idleSince = 0;
-  reused = false;
   gone = false;
   constructor(readonly key: string) {}
 
@@ -64,7 +69,6 @@ async function open(key: string, host: string, port: number): Promise<Conn> {
 
 function release(conn: Conn, reusable: boolean): void {
   if (!reusable || conn.gone) return conn.drop();
-  conn.reused = true;
   conn.events = { data: () => conn.drop(), closed: () => conn.drop() };
   conn.wire.unref();
   conn.idleSince = Date.now();
@@ -90,7 +94,6 @@ function takeIdle(key: string): Conn | undefined {
 class StaleConnection extends Error {}
 
 const transportError = (message: string, code: string): Error => Object.assign(new Error(message), { code });
-const NULL_BODY = new Set([101, 204, 205, 304]);
 const encoder = new TextEncoder();
 
 let lastUrl: URL | undefined;
@@ -141,13 +144,14 @@ function exchange(conn: Conn, bytes: Uint8Array, method: string, signal?: AbortS
       else reject(err);
     };
     const onAbort = () => fail(signal!.reason);
+    let framing: BodyFraming = "none";
     const answer = (h: ResponseHead, body: AnswerBody | null) =>
-      resolve(new PlainAnswer(h.status, h.statusText, h.headers, NULL_BODY.has(h.status) ? null : body));
+      resolve(new PlainAnswer(h.status, h.statusText, h.headers, framing === "none" ? null : body));
     const onEvents = (events: ParseEvent[]) => {
       for (const e of events) {
         if (e.kind === "head") {
-          head = e.head;
-          if (streamed(head)) {
+          [head, framing] = [e.head, e.body];
+          if (framing === "stream") {
             stream = new AnswerBody(() => void (settled || (settle(), conn.drop())));
             answer(head, stream);
           }
@@ -182,7 +186,7 @@ function exchange(conn: Conn, bytes: Uint8Array, method: string, signal?: AbortS
       },
       closed: (err) => {
         if (settled) return;
-        if (!parser.started && conn.reused) {
+        if (!parser.started && conn.idleSince > 0) { // a kept connection
           return fail(new StaleConnection("the connection closed before an answer"));
         }
         try {
@@ -195,13 +199,6 @@ function exchange(conn: Conn, bytes: Uint8Array, method: string, signal?: AbortS
     signal?.addEventListener("abort", onAbort, { once: true });
     conn.wire.write(bytes);
   });
-}
-
-/** Is the body read as a stream (chunked, or until the connection ends), not whole by its length? */
-function streamed(h: ResponseHead): boolean {
-  if (NULL_BODY.has(h.status)) return false;
-  return h.headers.some(([k]) => k === "transfer-encoding") ||
-    !h.headers.some(([k]) => k === "content-length");
 }
 
 /** `p`, or the signal's reason as soon as it aborts (what `p` brings later is handed to `late`). */

@@ -34,7 +34,8 @@ function parse(text: string, cuts: number[] = [], method = "POST", eof = false) 
   const head = events.find((e) => e.kind === "head");
   const body = Buffer.concat(events.flatMap((e) => e.kind === "data" ? [e.bytes] : [])).toString("utf8");
   const end = events.find((e) => e.kind === "end");
-  return { head: head?.kind === "head" ? head.head : undefined, body, end, done: p.done };
+  const framing = head?.kind === "head" ? head.body : undefined;
+  return { head: head?.kind === "head" ? head.head : undefined, body, end, done: p.done, framing };
 }
 
 describe("the HTTP/1.1 response parser", () => {
@@ -67,6 +68,13 @@ describe("the HTTP/1.1 response parser", () => {
 
   it("no body for HEAD, 204 and 304; an interim 100 is skipped; a body until close is not reusable", () => {
     assert.equal(parse("HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\n", [], "HEAD").done, true);
+    assert.equal(parse("HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\n", [], "HEAD").framing, "none");
+    assert.equal(parse("HTTP/1.1 204 No Content\r\n\r\n").framing, "none");
+    assert.equal(
+      parse("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n").framing,
+      "length",
+      "empty, not absent",
+    );
     assert.equal(parse("HTTP/1.1 204 No Content\r\n\r\n").done, true);
     assert.equal(parse("HTTP/1.1 304 Not Modified\r\ncontent-length: 3\r\n\r\n").done, true);
     const cont = parse("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n");
