@@ -35,6 +35,7 @@ import { answered, type CallOutcome, failedOutcome, refusedOutcome, UnknownTool 
 import { askApproval, type CallContext, ServerRequests, type SessionPeer } from "./gateway_requests.ts";
 import { defaultSchemaCache, type SchemaCache } from "./schema_cache.ts";
 import { UpstreamConnection } from "./upstream.ts";
+import { CallRefused } from "./upstream_calls.ts";
 import type { LiveUpstream, UpstreamOwner, UpstreamStatus } from "./upstream_types.ts";
 import { type Clock, realClock } from "./upstream_lifecycle.ts";
 import type { SandboxHost } from "../sandbox/host.ts";
@@ -259,9 +260,15 @@ export class Gateway {
         signal: ctx.signal,
         onprogress: ctx.onprogress,
         readOnly: entry.readOnly,
+        // once connected, the listing may be new (a lazy start, a reconnect): judged again
+        admit: () => {
+          const refusal = this.#catalog.recheck(name, entry);
+          if (refusal) throw new CallRefused(refusal);
+        },
       });
       return answered(sanitizeResult(result));
     } catch (err) {
+      if (err instanceof CallRefused) return refusedOutcome(err.message);
       return failedOutcome(sanitizeErrorMessage(mcpMessageOf(err)));
     } finally {
       release();

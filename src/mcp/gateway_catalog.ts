@@ -175,6 +175,31 @@ export class Catalog {
     }
   }
 
+  /**
+   * A call admitted with `admitted`, judged again once its upstream is connected and right before
+   * it is sent: connecting (a lazy start, a reconnect, a recycle) lists the server's tools anew,
+   * and a definition that changed since must not run on the strength of the old one (a cached
+   * listing that passed hermit.lock). Withheld now, gone, or from another source: the refusal line.
+   * (Whether it needs approval cannot change: trust, and what counts as read-only on an untrusted
+   * server, come from the manifest, not from the server's definition.)
+   */
+  recheck(name: string, admitted: CatalogEntry): string | undefined {
+    const now = this.find(name);
+    if (now === admitted) return undefined;
+    if (!now) {
+      const withheld = this.withheld(name);
+      return withheld
+        ? `refused: ${withheld.line}`
+        : `refused: '${name}' is no longer served: ${this.whyMissing(name)}`;
+    }
+    const [was, is] = [admitted.source, now.source];
+    const same = is.kind === "upstream" && was.kind === "upstream" && is.server === was.server &&
+      is.raw === was.raw;
+    return same
+      ? undefined
+      : `refused: '${name}' is now served from elsewhere (its server restarted); call it again`;
+  }
+
   /** Why an upstream tool of this name is withheld by hermit.lock, if it is. */
   withheld(name: string): Withheld | undefined {
     for (const u of this.#src.upstreams.values()) {

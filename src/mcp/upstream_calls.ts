@@ -3,7 +3,7 @@
  * runs (recycling and the keepalive wait while any is; each one's end is activity for the idle
  * timer). A tool call is at most once: when the link is lost under it, a read-only call is retried
  * once and any other is answered "outcome uncertain" (`OutcomeUncertain`); an error the server
- * answered is passed on as it is.
+ * answered is passed on as it is. Each attempt is judged again (`admit`) once connected.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { log } from "../log.ts";
@@ -15,6 +15,19 @@ export interface CallOptions {
   signal?: AbortSignal;
   onprogress?: (p: { progress: number; total?: number; message?: string }) => void;
   readOnly: boolean;
+  /**
+   * Judge the call again once connected, right before it is sent (each attempt): connecting (a
+   * lazy start, a reconnect) lists the server's tools anew. Throws `CallRefused` to stop it.
+   */
+  admit?: () => void;
+}
+
+/** A call the gates turned away once connected: it was never sent. */
+export class CallRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "CallRefused";
+  }
 }
 
 export class OutcomeUncertain extends Error {
@@ -78,14 +91,15 @@ export class UpstreamCalls {
     opts: CallOptions,
   ): Promise<CallToolResult> {
     let used: Link | undefined;
-    const call = (link: Link) => {
+    const call = async (link: Link) => {
+      opts.admit?.();
       used = link;
-      return link.client.callTool({ name: raw, arguments: args }, undefined, {
+      return await link.client.callTool({ name: raw, arguments: args }, undefined, {
         signal: opts.signal,
         timeout: this.#config.callTimeoutSeconds * 1000,
         resetTimeoutOnProgress: true,
         onprogress: opts.onprogress,
-      }) as Promise<CallToolResult>;
+      }) as CallToolResult;
     };
     try {
       return await this.withLink(call);
