@@ -8,6 +8,7 @@ import { type Command, Option } from "@commander-js/extra-typings";
 import path from "node:path";
 import process from "node:process";
 import { Exit, usageError } from "../errors.ts";
+import { safeMode } from "../gates/safe_mode.ts";
 import { loadManifest } from "../manifest/load.ts";
 import { readToken, TOKEN_VAR } from "../service/access.ts";
 import type { SetExit } from "./app.ts";
@@ -133,7 +134,7 @@ export function registerServe(program: Command, setExit: SetExit): void {
       if (opts.tokenFile && !opts.serveUrl) {
         throw usageError("--token-file goes with --standalone or --serve-url");
       }
-      if (opts.serveUrl) {
+      if (opts.serveUrl && !safeMode(process.env)) {
         // the next relay for this adapter takes the fast path (src/relay/main.ts); `serveAdapter`
         // does the same for a local standalone adapter
         await (await import("../relay/plan.ts")).rememberManifest(manifest);

@@ -4,7 +4,9 @@
  * over stdio; a standalone one gets a relay to its shared service. The command-line app's `serve`
  * and main.ts's fast path both end here.
  */
+import process from "node:process";
 import { errorReport } from "../errors.ts";
+import { safeMode } from "../gates/safe_mode.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { writeErr, writeOut } from "./output.ts";
@@ -13,9 +15,10 @@ import { writeErr, writeOut } from "./output.ts";
  * Serve a loaded adapter: the relay for a standalone one, stdio for a session one. A standalone
  * adapter's manifest was loaded the slow way because the relay's fast path had no copy of it (the
  * file changed, or hermit did, since one was stored): store one, so the next relay takes that path.
+ * Under `HERMIT_SAFE_MODE` nothing is relayed: the session is served here, and serves nothing.
  */
 export async function serveAdapter(manifest: Manifest, warmStart = true): Promise<number> {
-  if (manifest.serve.lifecycle === "standalone") {
+  if (manifest.serve.lifecycle === "standalone" && !safeMode(process.env)) {
     await (await import("../relay/plan.ts")).rememberManifest(manifest);
     const { relayToLocal } = await import("../relay/targets.ts");
     return await relayToLocal(manifest, warmStart);

@@ -3,7 +3,8 @@
  * adapter, answered without the command-line app, the MCP SDK, zod or the YAML parser, because a
  * relay runs once per host session and what it loads is what it costs. The manifest comes from
  * the stored copy its exact bytes map to (`plan.ts`). Whenever this path is not sure — other
- * arguments, no stored copy, a session adapter, anything unreadable — it returns undefined and
+ * arguments, no stored copy, a session adapter, anything unreadable, `HERMIT_SAFE_MODE` — it
+ * returns undefined and
  * `src/main.ts` runs the full app, which says what is wrong the usual way (and stores the copy).
  * Once sure, the compiled binary re-executes itself without the JIT (`platform/no_jit.ts`). The
  * hidden `--launch-service` runs the launcher such a relay starts (`launcher.ts`) instead.
@@ -12,6 +13,7 @@
 import { readFileSync } from "node:fs";
 import process from "node:process";
 import { HermitError, messageOf } from "../errors.ts";
+import { safeMode } from "../gates/safe_mode.ts";
 import { setLogSink } from "../log.ts";
 import { resolveManifestPath } from "../manifest/paths.ts";
 import type { Manifest } from "../manifest/types.ts";
@@ -78,6 +80,8 @@ function lessJit(): void {
 
 /** Run the relay if this is a relay's command line for a known standalone adapter; else undefined. */
 export async function relayFastPath(argv: readonly string[]): Promise<number | undefined> {
+  // the kill switch is this session's: it serves nothing, whatever a running service offers
+  if (safeMode(process.env)) return undefined;
   const args = relayArgs(argv);
   const m = args && knownManifest(args.dir);
   if (!args || !m) return undefined;

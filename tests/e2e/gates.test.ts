@@ -254,6 +254,40 @@ describe("gate 7: HERMIT_SAFE_MODE=1", () => {
       assert.equal(r.code, 4, out(r));
     },
   );
+
+  it("a session of a standalone adapter whose service runs serves nothing either: it is not relayed", async () => {
+    const shared = path.join(tmp.path, "shared");
+    mkdirSync(shared);
+    const wrote = path.join(shared, "wrote");
+    writeFileSync(
+      path.join(shared, "hermit.yaml"),
+      `name: shared
+exports: { tools: [writer] }
+tools:
+  writer:
+    description: Writes a file.
+    run: [sh, -c, 'echo ran > "$0"', ${JSON.stringify(wrote)}]
+    sandbox: { write: [${JSON.stringify(shared)}] }
+serve: { lifecycle: standalone, host_launch: false, instructions: SERVICE.md }
+`,
+    );
+    writeFileSync(path.join(shared, "SERVICE.md"), "hermit serve . --standalone\n");
+    const svc = await startService(shared, {}, { reaper }); // without safe mode, as an operator started it
+    const s = await connectServe(shared, { cwd: tmp.path, env });
+    reaper.track(s.pid);
+    try {
+      assert.deepEqual((await s.client.listTools()).tools, []);
+      await assert.rejects(s.client.callTool({ name: "writer", arguments: {} }));
+      assert.equal(existsSync(wrote), false, "the service never ran the tool");
+      await waitFor(() => /HERMIT_SAFE_MODE is set/.test(s.stderr()), {
+        timeoutMs: 5000,
+        what: "the notice",
+      });
+    } finally {
+      await s.close();
+      await svc.stop();
+    }
+  });
 });
 
 /** Baseline, TLS paths: what a child may inherit (besides XDG_* and what its entry declares). */
