@@ -4,10 +4,12 @@
  * own event loop and TLS machinery, which costs a relay 60–70 µs of CPU and about 90 µs of wall
  * time per call on a loopback hop; here the request is one write on the relay's own loop and the
  * answer is parsed where it lands (`http1.ts`). One request per connection at a time; a connection
- * is kept alive and reused if it was idle under `IDLE_MS` (well inside the service's 30 s), and a
- * request whose reused connection closes before a single byte of answer is sent again once on a
- * new one (the service closed it while idle and never read the request; should that try fail too,
- * the error says the request may have arrived). A connection whose answer came before the whole
+ * is kept alive and reused if it was idle under `IDLE_MS` (well inside the service's 30 s). A
+ * GET, HEAD or DELETE whose reused connection closes before a single byte of answer is sent again
+ * once on a new one (the service may have closed it while idle); a POST is not, since the close
+ * may as well mean the service read it, ran it and died (behind a TCP balancer, a second try would
+ * reach another replica, whose "unknown session" would hide that): it fails with ECONNRESET, may
+ * have run, as does a retry that fails. A connection whose answer came before the whole
  * request went out (a 413 judged from the length) is closed, not reused. A body framed by its
  * length is read whole before the answer resolves; a chunked or close-framed one (an SSE stream)
  * is read as it comes. The answer is a light `HttpAnswer` (`http_answer.ts`), not a native
@@ -90,8 +92,11 @@ function takeIdle(key: string): Conn | undefined {
   return conn;
 }
 
-/** A reused connection closed before any answer: the request may be sent again on a new one. */
+/** A reused connection closed before any answer: an idempotent request may be sent again on a new one. */
 class StaleConnection extends Error {}
+
+/** Methods whose request may go twice: a second try cannot do what the first did not. */
+const IDEMPOTENT = new Set(["GET", "HEAD", "DELETE", "OPTIONS"]);
 
 const transportError = (message: string, code: string): Error => Object.assign(new Error(message), { code });
 const encoder = new TextEncoder();
@@ -113,12 +118,13 @@ export const plainFetch: FetchLike = async (url, init) => {
         await abortable(open(u.host, host, port), init.signal, (late) => late.drop());
       return await exchange(conn, bytes, init.method, init.signal);
     } catch (err) {
-      if (err instanceof StaleConnection && !stale) {
+      if (err instanceof StaleConnection && !stale && IDEMPOTENT.has(init.method)) {
         stale = err; // send it once more, on a new connection
         continue;
       }
       // the request went out on the stale connection: whatever befell the second try, it may have run
       if (stale) throw transportError(stale.message, "ECONNRESET");
+      if (err instanceof StaleConnection) throw transportError(err.message, "ECONNRESET");
       throw err;
     }
   }

@@ -289,14 +289,31 @@ describe("plainFetch", () => {
     assert.equal(neverReached(res), false);
   });
 
-  it("a kept connection the server closed unread: the request goes once more on a new one", async () => {
+  it("a kept connection closed before an answer: a GET goes once more on a new one", async () => {
     const s = await raw((n, sock) => {
       if (n === 1) sock.write("HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nfirst");
       else sock.destroy(); // as a server that timed the idle connection out just as the request came
     });
-    assert.equal(await (await plainFetch(s.url, { method: "POST", body: "{}" })).text(), "first");
-    assert.equal(await (await plainFetch(s.url, { method: "POST", body: "{}" })).text(), "first");
+    assert.equal(await (await plainFetch(s.url, { method: "GET" })).text(), "first");
+    assert.equal(await (await plainFetch(s.url, { method: "GET" })).text(), "first");
     assert.equal(s.connections(), 2);
+  });
+
+  it("a POST whose kept connection closes before an answer is not sent again: it may have run", async () => {
+    // a TCP balancer closes the connection when the replica running the call dies; a second try
+    // would reach another replica, and a "not taken" there would hide that the first may have run
+    let requests = 0;
+    const s = await raw((n, sock) => {
+      requests++;
+      if (n === 1) sock.write("HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nfirst");
+      else setTimeout(() => sock.destroy(), 30); // read, ran a while, and died
+    });
+    assert.equal(await (await plainFetch(s.url, { method: "POST", body: "{}" })).text(), "first");
+    const err = await plainFetch(s.url, { method: "POST", body: "{}" }).catch((e) => e);
+    assert.equal(err.code, "ECONNRESET");
+    assert.equal(neverReached(err), false, "the call may have run: the host must not be told it did not");
+    assert.equal(requests, 2, "sent once each, never again");
+    assert.equal(s.connections(), 1);
   });
 
   it("a service gone after reading on a kept connection: possibly delivered, never 'refused'", async () => {
