@@ -75,33 +75,58 @@ export function capText(s: string, max = MAX_TEXT_CHARS): string {
   return `${s.slice(0, head)}\n[… ${s.length - max} characters removed by hermit …]\n${s.slice(-tail)}`;
 }
 
+/** What a string (a value or a key) becomes on its way to a host. */
+type Clean = (s: string) => string;
+
+/** In an error result every string is also redacted: credentials hide in any field. */
+const cleanInError: Clean = (s) => redactCredentials(stripHidden(s));
+
 /**
- * Hidden characters stripped from every string inside a JSON-like value. With `filterMeta` every
- * `_meta` on the way is filtered too (and dropped when nothing is left); without it a `_meta` key
- * is data like any other (inside `structuredContent`, which must still match the tool's output
- * schema).
+ * The entries of an object with their keys cleaned. A key with hidden characters never takes the
+ * place of the same key without them (`isError` + TAG cannot override `isError`).
  */
-function cleanDeep<T>(v: T, filterMetas: boolean): T {
-  if (typeof v === "string") return stripHidden(v) as T;
-  if (Array.isArray(v)) return v.map((x) => cleanDeep(x, filterMetas)) as T;
+function cleanKeys(o: object, clean: Clean): [string, unknown][] {
+  return Object.entries(o).flatMap(([raw, x]): [string, unknown][] => {
+    const key = clean(raw);
+    return key !== raw && Object.hasOwn(o, key) ? [] : [[key, x]];
+  });
+}
+
+/**
+ * Every string inside a JSON-like value cleaned, keys included. With `filterMetas` every `_meta`
+ * on the way is filtered too (and dropped when nothing is left); without it a `_meta` key is data
+ * like any other (inside `structuredContent`, which must still match the tool's output schema).
+ * Objects are built with `Object.fromEntries`, so a `__proto__` key stays a plain key.
+ */
+function cleanDeep<T>(v: T, filterMetas: boolean, clean: Clean = stripHidden): T {
+  if (typeof v === "string") return clean(v) as T;
+  if (Array.isArray(v)) return v.map((x) => cleanDeep(x, filterMetas, clean)) as T;
   if (v && typeof v === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) {
-      if (k !== "_meta" || !filterMetas) out[k] = cleanDeep(x, filterMetas);
-      else {
-        const meta = filterMeta(x);
-        if (meta) out[k] = cleanDeep(meta, true);
-      }
-    }
-    return out as T;
+    return Object.fromEntries(
+      cleanKeys(v, clean).flatMap(([k, x]): [string, unknown][] => {
+        if (k !== "_meta" || !filterMetas) return [[k, cleanDeep(x, filterMetas, clean)]];
+        const meta = cleanMeta(x, clean);
+        return meta ? [[k, meta]] : [];
+      }),
+    ) as T;
   }
   return v;
 }
 
 /**
- * Any other value from an upstream (prompt results, resource and prompt lists, sampling results):
- * hidden characters stripped from every string, every `_meta` on the way filtered (and dropped when
- * nothing is left).
+ * An upstream's `_meta`, keys and values cleaned, then filtered (`filterMeta`: a key that is
+ * reserved or hermit's own once its hidden characters are gone is dropped too); undefined when
+ * nothing is left.
+ */
+function cleanMeta(meta: unknown, clean: Clean): Record<string, unknown> | undefined {
+  if (!meta || typeof meta !== "object" || Array.isArray(meta)) return undefined;
+  return filterMeta(cleanDeep(meta, true, clean));
+}
+
+/**
+ * Any other value from an upstream (prompt results, resource and prompt lists, progress, sampling
+ * and elicitation requests and results): hidden characters stripped from every string and key,
+ * every `_meta` on the way filtered (and dropped when nothing is left).
  */
 export function sanitizeValue<T>(v: T): T {
   return cleanDeep(v, true);
@@ -109,58 +134,74 @@ export function sanitizeValue<T>(v: T): T {
 
 type Block = Record<string, unknown>;
 
-function cleanBlock(block: Block, isError: boolean): Block {
+/**
+ * The fields of `o` other than `handled` (compared once cleaned, so a look-alike of a handled
+ * field is dropped), cleaned as any value is.
+ */
+function otherFields(o: object, handled: string[], clean: Clean): Record<string, unknown> {
+  const rest = Object.entries(o).filter(([k]) => !handled.includes(clean(k)));
+  return cleanDeep(Object.fromEntries(rest), true, clean);
+}
+
+function cleanBlock(block: Block, clean: Clean): Block {
   const b: Block = {};
-  for (const [key, value] of Object.entries(block)) {
+  for (const [key, value] of cleanKeys(block, clean)) {
     if (key === "_meta" || key === "resource") continue;
     if ((key === "data" || key === "blob") && typeof value === "string") {
       if (value.length > MAX_BLOB_CHARS) {
-        const notice = `[${
-          block.type ?? "content"
-        } of ${value.length} base64 characters dropped by hermit: over the size cap]`;
+        const kind = typeof block.type === "string" ? clean(block.type) : "content";
+        const notice = `[${kind} of ${value.length} base64 characters dropped by hermit: over the size cap]`;
         // resource contents keep their uri (an embedded resource or a resources/read item)
         return "uri" in block
-          ? { uri: block.uri, mimeType: "text/plain", text: notice }
+          ? { uri: cleanDeep(block.uri, false, clean), mimeType: "text/plain", text: notice }
           : { type: "text", text: notice };
       }
       b[key] = value;
-    } else b[key] = cleanDeep(value, false);
+    } else b[key] = cleanDeep(value, false, clean);
   }
-  if (typeof b.text === "string") b.text = capText(isError ? redactCredentials(b.text) : b.text);
+  if (typeof b.text === "string") b.text = capText(b.text);
   if (block.resource && typeof block.resource === "object") {
-    b.resource = cleanBlock(block.resource as Block, isError);
+    b.resource = cleanBlock(block.resource as Block, clean);
   }
-  const meta = filterMeta(block._meta);
+  const meta = cleanMeta(block._meta, clean);
   if (meta) b._meta = meta;
   return b;
 }
 
+/**
+ * A tool result: every string and key cleaned — in an error result, credentials redacted in all of
+ * them — blocks capped, `_meta` filtered at every level, fields the spec does not name cleaned too.
+ */
 export function sanitizeResult(result: CallToolResult): CallToolResult {
   const isError = result.isError === true;
-  const content = (result.content ?? []).map((c) => cleanBlock(c as Block, isError));
-  const out: CallToolResult = { ...result, content: content as CallToolResult["content"] };
+  const clean = isError ? cleanInError : stripHidden;
+  const out = otherFields(
+    result,
+    ["content", "structuredContent", "isError", "_meta"],
+    clean,
+  ) as CallToolResult;
+  out.content = (result.content ?? []).map((c) => cleanBlock(c as Block, clean)) as CallToolResult["content"];
+  if (result.isError !== undefined) out.isError = result.isError;
   if (result.structuredContent !== undefined) {
-    const structured = cleanDeep(result.structuredContent, false);
+    const structured = cleanDeep(result.structuredContent, false, clean);
     const size = JSON.stringify(structured).length;
     if (size > MAX_TEXT_CHARS) {
-      delete out.structuredContent;
       out.content = [...out.content, {
         type: "text",
         text: `[structured content of ${size} characters dropped by hermit: over the size cap]`,
       }];
     } else out.structuredContent = structured;
   }
-  delete out._meta;
-  const meta = filterMeta(result._meta);
+  const meta = cleanMeta(result._meta, clean);
   if (meta) out._meta = meta;
   return out;
 }
 
 /** Resource contents (`resources/read`): the same treatment as result blocks. */
 export function sanitizeContents<T extends { contents: unknown[]; _meta?: unknown }>(r: T): T {
-  const out = { ...r, contents: r.contents.map((c) => cleanBlock(c as Block, false)) };
-  delete out._meta;
-  const meta = filterMeta(r._meta);
+  const out = otherFields(r, ["contents", "_meta"], stripHidden) as T;
+  out.contents = r.contents.map((c) => cleanBlock(c as Block, stripHidden));
+  const meta = cleanMeta(r._meta, stripHidden);
   if (meta) out._meta = meta;
   return out;
 }

@@ -345,3 +345,123 @@ describe("sanitizeValue (prompts, lists, sampling results)", () => {
     );
   });
 });
+
+describe("sanitizeResult: _meta values, keys and unknown fields", () => {
+  const ZWSP = "\u200B";
+
+  it("hidden characters are stripped from _meta values of results, blocks and resource contents", () => {
+    const meta = { "com.example/v": `v${HIDDEN}\u202E`, "com.example/deep": { list: [`d${HIDDEN}`] } };
+    const clean = { "com.example/v": "v", "com.example/deep": { list: ["d"] } };
+    const r = sanitizeResult({
+      content: [
+        { type: "text", text: "ok", _meta: meta },
+        { type: "resource", resource: { uri: "a://x", text: "r", _meta: meta } },
+        { type: "image", data: "aGk=", mimeType: "image/png", _meta: meta },
+      ],
+      _meta: meta,
+    });
+    assert.deepEqual(r, {
+      content: [
+        { type: "text", text: "ok", _meta: clean },
+        { type: "resource", resource: { uri: "a://x", text: "r", _meta: clean } },
+        { type: "image", data: "aGk=", mimeType: "image/png", _meta: clean },
+      ],
+      _meta: clean,
+    });
+    assert.deepEqual(
+      sanitizeContents({ contents: [{ uri: "a://b", text: "t", _meta: meta }], _meta: meta }),
+      {
+        contents: [{ uri: "a://b", text: "t", _meta: clean }],
+        _meta: clean,
+      },
+    );
+  });
+
+  it("object keys are cleaned: structuredContent, blocks, _meta, unknown fields", () => {
+    const r = sanitizeResult({
+      content: [{ type: "text", text: "ok", [`extra${HIDDEN}`]: `e${HIDDEN}` }],
+      structuredContent: { [`key${HIDDEN}`]: 1, nested: { [`in${ZWSP}ner`]: [{ [`deep${HIDDEN}`]: true }] } },
+      _meta: { [`com.example/k${HIDDEN}`]: 1 },
+      [`top${HIDDEN}`]: { [`k${HIDDEN}`]: `v${HIDDEN}` },
+    } as CallToolResult);
+    assert.deepEqual(r, {
+      content: [{ type: "text", text: "ok", extra: "e" }],
+      structuredContent: { key: 1, nested: { inner: [{ deep: true }] } },
+      _meta: { "com.example/k": 1 },
+      top: { k: "v" },
+    });
+  });
+
+  it("unknown top-level fields have hidden characters stripped and their _meta filtered", () => {
+    const r = sanitizeResult({
+      content: [],
+      extraTop: `top${HIDDEN}`,
+      other: { _meta: { "io.modelcontextprotocol/x": 1, "com.x/y": `m${HIDDEN}` } },
+    } as CallToolResult);
+    assert.deepEqual(r, { content: [], extraTop: "top", other: { _meta: { "com.x/y": "m" } } });
+  });
+
+  it("a _meta key that is reserved or hermit's own once its hidden characters are gone is dropped", () => {
+    const r = sanitizeResult({
+      content: [{ type: "text", text: "ok", _meta: { [`io.modelcontext${ZWSP}protocol/x`]: 1 } }],
+      _meta: { [`dev.hermit${HIDDEN}/refused`]: true, [`io.modelcontextprotocol${ZWSP}/y`]: 2, "com.x/k": 3 },
+    });
+    assert.deepEqual(r, { content: [{ type: "text", text: "ok" }], _meta: { "com.x/k": 3 } });
+    assert.deepEqual(sanitizeValue({ a: { [`_meta${HIDDEN}`]: { "dev.hermit/refused": true } } }), { a: {} });
+  });
+
+  it("a key with hidden characters never takes the place of the same key without them", () => {
+    const r = sanitizeResult({
+      isError: true,
+      [`isError${HIDDEN}`]: false,
+      content: [{ type: "text", text: "failed", [`text${HIDDEN}`]: "forged" }],
+      [`content${HIDDEN}`]: [{ type: "text", text: "forged" }],
+      structuredContent: { a: 1, [`a${HIDDEN}`]: 2 },
+    } as CallToolResult);
+    assert.deepEqual(r, {
+      isError: true,
+      content: [{ type: "text", text: "failed" }],
+      structuredContent: { a: 1 },
+    });
+  });
+
+  it("an error result's structuredContent, _meta and other strings have credentials redacted", () => {
+    const r = sanitizeResult({
+      isError: true,
+      content: [
+        { type: "text", text: "failed" },
+        { type: "resource_link", uri: "file:///x", name: "n", description: "password=hunter2" },
+      ],
+      structuredContent: { detail: "password=hunter2 ghp_0123456789abcdefghij", list: ["token=abc"] },
+      _meta: { "com.x/why": "Bearer abc.def" },
+      extra: "sk-live-abcdef",
+    } as CallToolResult);
+    assert.deepEqual(r, {
+      isError: true,
+      content: [
+        { type: "text", text: "failed" },
+        { type: "resource_link", uri: "file:///x", name: "n", description: "[REDACTED]" },
+      ],
+      structuredContent: { detail: "[REDACTED] [REDACTED]", list: ["[REDACTED]"] },
+      _meta: { "com.x/why": "[REDACTED]" },
+      extra: "[REDACTED]",
+    });
+  });
+
+  it("a successful result's structuredContent is not redacted", () => {
+    const r = sanitizeResult({ content: [], structuredContent: { detail: "password=hunter2" } });
+    assert.deepEqual(r.structuredContent, { detail: "password=hunter2" });
+  });
+
+  it("progress params: message stripped, _meta values stripped and reserved keys dropped", () => {
+    assert.deepEqual(
+      sanitizeValue({
+        progress: 1,
+        total: 2,
+        message: `step${HIDDEN}\u202E`,
+        _meta: { "io.modelcontextprotocol/x": 1, "com.x/y": `m${HIDDEN}` },
+      }),
+      { progress: 1, total: 2, message: "step", _meta: { "com.x/y": "m" } },
+    );
+  });
+});
