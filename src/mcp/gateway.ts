@@ -5,8 +5,8 @@
  * where a child starts, its environment (2) and confinement (8, `gateway_transports.ts`); in the
  * catalog, hermit.lock (9) and the description scan (3, `gateway_catalog.ts`); on a call, a
  * withheld tool refused (9), the trust gate (5) before anything touches the upstream, its own
- * requests attributed and limited while the call runs (6, `gateway_requests.ts`), and every result
- * sanitized (4; resources and prompts in `gateway_content.ts`). Every entry path (stdio serve, the
+ * requests attributed, limited and sanitized while the call runs (6 and 4, `gateway_requests.ts`),
+ * its progress and every result sanitized (4; resources and prompts in `gateway_content.ts`). Every entry path (stdio serve, the
  * HTTP service, `hermit call`) calls `callTool` here. Transport-agnostic: hosts are `SessionPeer`s;
  * what travels back to them is `gateway_events.ts`'s, an answer's shape `gateway_outcome.ts`'s.
  */
@@ -20,7 +20,7 @@ import type {
 } from "@modelcontextprotocol/sdk/types.js";
 import { mcpMessageOf } from "../errors.ts";
 import { SAFE_MODE_NOTICE, safeMode } from "../gates/safe_mode.ts";
-import { sanitizeErrorMessage, sanitizeResult } from "../gates/sanitize.ts";
+import { sanitizeErrorMessage, sanitizeResult, sanitizeValue } from "../gates/sanitize.ts";
 import { type Refusal, refusalLine, screenManifest } from "../gates/screen_manifest.ts";
 import { needsApproval } from "../gates/trust.ts";
 import { log } from "../log.ts";
@@ -255,10 +255,12 @@ export class Gateway {
       if (refusal) return refusedOutcome(refusal);
     }
     const release = this.#requests.enter(source.server, ctx);
+    const onprogress = ctx.onprogress;
     try {
       const result = await upstream.callTool(source.raw, args, {
         signal: ctx.signal,
-        onprogress: ctx.onprogress,
+        // progress is the upstream's text on its way to the host too (gate 4)
+        onprogress: onprogress && ((p) => onprogress(sanitizeValue(p))),
         readOnly: entry.readOnly,
         // once connected, the listing may be new (a lazy start, a reconnect): judged again
         admit: () => {

@@ -142,9 +142,15 @@ export class ServerRequests {
     }
   }
 
-  async handle(server: string, method: string, params: unknown, signal: AbortSignal): Promise<unknown> {
+  /**
+   * A request from an upstream towards the host (sampling, elicitation): sanitized (gate 4: hidden
+   * characters, reserved and hermit's own `_meta` keys) before any check, then checked (gate 6) and
+   * forwarded to the session whose call caused it; the host's sampling answer is sanitized too.
+   */
+  async handle(server: string, method: string, raw: unknown, signal: AbortSignal): Promise<unknown> {
     const config = this.#configOf(server);
     if (!config) throw new McpError(ErrorCode.InvalidRequest, "unknown server");
+    const params = sanitizeValue(raw);
     const { session, call, ambiguous } = this.#sessionFor(server);
     const relatedRequestId = call?.requestId;
     const why = ambiguous
