@@ -606,16 +606,20 @@ describe("gate 4: the hostile server's output is sanitized through every entry p
         });
         assert.deepEqual(r._meta, { "com.example.mcp/vendor": "kept" });
         assert.deepEqual((r.content[0] as { _meta?: unknown })._meta, { "com.example.mcp/vendor": "kept" });
-        assert.deepEqual(r.structuredContent, { note: "structured" });
+        assert.deepEqual(r.structuredContent, { note: "structured", key: 1 }, "keys are cleaned too");
+        assert.equal((r as { extraTop?: unknown }).extraTop, "top", "a field the spec does not name");
         if (e.lastCode) {
           assert.equal(e.lastCode(), 0, "a forged dev.hermit/refused does not make call exit 4");
         }
       });
 
-      it("credentials redacted in an error result", async () => {
+      it("credentials redacted in an error result, its structured content included", async () => {
         const r = await e.call("leaky_error");
         assert.equal(r.isError, true);
-        for (const bit of SECRET_BITS) assert.ok(!textOf(r).includes(bit), `${bit} leaked: ${textOf(r)}`);
+        for (const bit of SECRET_BITS) {
+          assert.ok(!JSON.stringify(r).includes(bit), `${bit} leaked: ${JSON.stringify(r)}`);
+        }
+        assert.match((r.structuredContent as { detail: string }).detail, /^\[REDACTED\] /);
         assert.match(textOf(r), /\[REDACTED\]/);
         assert.match(textOf(r), /postgres:\/\/\[REDACTED\]@db\.example/);
         assert.equal(strayTags(textOf(r)), 0);
@@ -638,6 +642,20 @@ describe("gate 4: the hostile server's output is sanitized through every entry p
       });
 
       if (p.entry !== "hermit call") {
+        it("progress: message stripped, reserved and forged _meta keys dropped, _meta values stripped", async () => {
+          const got: unknown[] = [];
+          await e.client!.callTool({ name: "tagged_progress", arguments: {} }, undefined, {
+            timeout: 60_000,
+            onprogress: (p) => got.push(p),
+          });
+          assert.deepEqual(got, [{
+            progress: 1,
+            total: 2,
+            message: "step",
+            _meta: { "com.example.mcp/vendor": "kept" },
+          }]);
+        });
+
         it(
           "tools/list: TAG characters stripped from titles and parameter descriptions, tool _meta filtered",
           async () => {

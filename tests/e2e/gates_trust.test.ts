@@ -5,7 +5,8 @@
  * yes, and is refused after a decline, a "no", a cancel, a timeout or an error; a read-only tool
  * needs no approval; `hermit call` asks at a TTY and refuses without one. Sampling is forwarded
  * with maxTokens clamped and refused past the rate limit and the tool-round cap; form-mode
- * elicitation is forwarded, URL mode never reaches the host.
+ * elicitation is forwarded, URL mode never reaches the host. What reaches the host of an upstream's
+ * sampling and elicitation requests is sanitized (gate 4).
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -14,13 +15,14 @@ import path from "node:path";
 import process from "node:process";
 import { after, before, describe, it } from "node:test";
 import {
+  type CreateMessageRequest,
   CreateMessageRequestSchema,
   type CreateMessageResult,
   type ElicitRequest,
   ElicitRequestSchema,
   type ElicitResult,
 } from "@modelcontextprotocol/sdk/types.js";
-import { HOSTILE_READ_ONLY, writeGatesAdapter } from "../helpers/gates.ts";
+import { HOSTILE_READ_ONLY, strayTags, writeGatesAdapter } from "../helpers/gates.ts";
 import { hermitBin, hermitEnv, runHermit } from "../helpers/hermit.ts";
 import { connectServe, type HermitSession, textOf } from "../helpers/mcp.ts";
 import { collect, kill, readUntil, Reaper, waitFor } from "../helpers/procs.ts";
@@ -275,6 +277,68 @@ describe("trust: a host with elicitation and sampling", () => {
     const r = await s.client.callTool({ name: "ask_elicitation", arguments: { mode: "url" } });
     assert.doesNotMatch(textOf(r), /"action":"accept"/);
     assert.equal(asked.length, before);
+  });
+});
+
+describe("gate 4 towards the host: an upstream's sampling and elicitation requests are sanitized", () => {
+  const tmp = tempDir("hermit-trust-");
+  const reaper = new Reaper();
+  let s: HermitSession;
+  const sampled: CreateMessageRequest["params"][] = [];
+  const elicited: ElicitRequest["params"][] = [];
+  /** hostile.mjs's INVISIBLE: a bidi override, a zero-width space, a soft hyphen, a word joiner. */
+  const INVISIBLE = /[\u202E\u200B\u00AD\u2060]/;
+
+  before(async () => {
+    const ctx = setup(tmp);
+    s = await connectServe(ctx.dir, {
+      cwd: tmp.path,
+      env: ctx.env,
+      capabilities: { elicitation: {}, sampling: {} },
+      setup: (client) => {
+        client.setRequestHandler(ElicitRequestSchema, (req): ElicitResult => {
+          elicited.push(req.params);
+          return { action: "accept", content: { name: "Ada" } };
+        });
+        client.setRequestHandler(CreateMessageRequestSchema, (req): CreateMessageResult => {
+          sampled.push(req.params);
+          return { role: "assistant", model: "m", content: { type: "text", text: "hi" } };
+        });
+      },
+    });
+    reaper.track(s.pid);
+  });
+  after(async () => {
+    await s?.close();
+    await reaper.reap();
+    tmp.cleanup();
+  });
+
+  it("sampling: systemPrompt and messages stripped, reserved and forged _meta keys dropped", async () => {
+    const r = await s.client.callTool({ name: "ask_sampling", arguments: { tagged: true } });
+    assert.equal(r.isError, undefined, textOf(r));
+    assert.equal(sampled.length, 1);
+    const p = sampled[0];
+    assert.equal(strayTags(JSON.stringify(p)), 0);
+    assert.doesNotMatch(JSON.stringify(p), INVISIBLE);
+    assert.equal(p.systemPrompt, "system");
+    assert.deepEqual(p.messages, [{ role: "user", content: { type: "text", text: "say hi" } }]);
+    assert.deepEqual(p._meta, { "com.example.mcp/vendor": "kept" });
+  });
+
+  it("elicitation: message, schema keys and descriptions stripped, reserved and forged _meta dropped", async () => {
+    const r = await s.client.callTool({ name: "ask_elicitation", arguments: { tagged: true } });
+    assert.equal(textOf(r), 'elicited: {"action":"accept","content":{"name":"Ada"}}');
+    assert.equal(elicited.length, 1);
+    const p = elicited[0] as ElicitRequest["params"] & { requestedSchema?: unknown };
+    assert.equal(strayTags(JSON.stringify(p)), 0);
+    assert.doesNotMatch(JSON.stringify(p), INVISIBLE);
+    assert.equal(p.message, "Your name?");
+    assert.deepEqual(p.requestedSchema, {
+      type: "object",
+      properties: { name: { type: "string", description: "your name" } },
+    });
+    assert.deepEqual(p._meta, { "com.example.mcp/vendor": "kept" });
   });
 });
 

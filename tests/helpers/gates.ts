@@ -26,6 +26,7 @@ export const GATES_TOOLS = [
   "ask_elicitation",
   "dump_env",
   "tagged_schema",
+  "tagged_progress",
   "env_tool",
 ];
 
@@ -43,6 +44,7 @@ export const HOSTILE_READ_ONLY = [
   "ask_*",
   "dump_env",
   "tagged_schema",
+  "tagged_progress",
 ];
 
 /**
