@@ -1,10 +1,11 @@
 /**
- * Gate 4, result sanitization, applied to every result, resource and error that reaches a host:
- * hidden characters stripped per Unicode class (unicode.ts: TAG characters, bidi controls,
- * zero-width characters, soft hyphens, selector runs; emoji flag and ZWJ sequences and the bidi
- * marks right-to-left text needs are kept), protocol-reserved `_meta` keys dropped,
- * credential-like text and a URL's `user:password@` redacted in errors, sizes capped. Pure: a
- * value in, a cleaned copy out.
+ * Gate 4, result sanitization, applied to every result, resource, error, notification and request
+ * that reaches a host from an upstream: hidden characters stripped per Unicode class from every
+ * string and object key (unicode.ts: TAG characters, bidi controls, zero-width characters, soft
+ * hyphens, selector runs; emoji flag and ZWJ sequences and the bidi marks right-to-left text needs
+ * are kept), protocol-reserved and hermit's own `_meta` keys dropped, credential-like text and a
+ * URL's `user:password@` redacted in every string of an error, sizes capped. Pure: a value in, a
+ * cleaned copy out.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { stripHidden } from "./unicode.ts";
