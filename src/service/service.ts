@@ -119,7 +119,7 @@ export async function runService(manifest: Manifest, opts: ServiceOptions): Prom
       token,
       // off loopback, the address this service advertises is always a Host it answers to
       allowedHosts: loopback
-        ? loopbackHosts()
+        ? [...new Set([...loopbackHosts(), urlHost.toLowerCase()])] // 127.0.0.2 is loopback too
         : opts.allowedHosts.length
         ? [...opts.allowedHosts.map((h) => h.toLowerCase()), urlHost]
         : [],

@@ -21,6 +21,7 @@ import {
   startService,
   writeServiceAdapter,
 } from "../helpers/service.ts";
+import { runHermit } from "../helpers/hermit.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const SECRET = "sk-live0123456789abcdefXYZ";
@@ -121,6 +122,30 @@ describe("service: Host-less requests, /health, bad requests", () => {
     assert.ok(remote?.lastError, full.body);
     assert.doesNotMatch(full.body, new RegExp(SECRET), "the upstream's error is redacted");
     assert.match(remote.lastError, /REDACTED/);
+  });
+});
+
+describe("service: bound to another loopback address", {
+  skip: process.platform !== "linux" && "127.0.0.2 is loopback on Linux only",
+}, () => {
+  const tmp = tempDir();
+  const reaper = new Reaper();
+  after(async () => {
+    await reaper.reap();
+    tmp.cleanup();
+  });
+
+  it("--host 127.0.0.2: the address it advertises is one it answers to (clients, status)", async () => {
+    writeAdapter(tmp.path, "");
+    const svc = await startService(tmp.path, {}, { reaper, args: ["--host", "127.0.0.2"] });
+    assert.match(svc.url, /^http:\/\/127\.0\.0\.2:\d+\/mcp$/);
+    const client = await connectHttp(svc);
+    assert.ok((await client.listTools()).tools.some((t) => t.name === "slow"));
+    await endHttp(client);
+    const status = await runHermit(["status", tmp.path]);
+    assert.equal(status.code, 0, status.stdout + status.stderr);
+    assert.doesNotMatch(status.stdout, /stale|403/);
+    await svc.stop();
   });
 });
 
