@@ -121,7 +121,10 @@ export class ServiceConnection {
   }
 
   /** A POST on `link` failed (it was not a 4xx answer): unless `link` was replaced, it is lost. */
-  postFailed(r: Exclude<PostResult, { kind: "accepted" | "answered" | "rejected" }>, link: Link): void {
+  postFailed(
+    r: Exclude<PostResult, { kind: "accepted" | "answered" | "rejected" | "busy" }>,
+    link: Link,
+  ): void {
     if (this.#link !== link) return; // already replaced
     if (r.kind === "refused") {
       return this.#refusedBy(r.refusal, `the service refused the relay (${r.refusal.status})`);

@@ -44,6 +44,11 @@ export class Ledger {
     this.#pending.set(m.id, { req: m.req, msg: m, at: this.#clock.now() });
   }
 
+  /** When request `id` came from the host (the clock's ms), while it waits. */
+  since(id: RequestId): number | undefined {
+    return this.#pending.get(id)?.at;
+  }
+
   isWaiting(id: RequestId): boolean {
     return this.#pending.has(id);
   }

@@ -105,7 +105,14 @@ export class ServiceLink {
     }
     const session = res.headers.get("mcp-session-id");
     if (session) this.#session = session;
-    if (!res.ok) return postNotTaken(res, await res.text().catch(() => ""), this.#session !== undefined);
+    if (!res.ok) {
+      const not = {
+        status: res.status,
+        statusText: res.statusText,
+        retryAfter: res.headers.get("retry-after"),
+      };
+      return postNotTaken(not, await res.text().catch(() => ""), this.#session !== undefined);
+    }
     const type = (res.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
     if (id === undefined || res.status === 202 || !res.body) {
       await res.body?.cancel().catch(() => {});

@@ -6,6 +6,7 @@
  */
 import type { HttpAnswer } from "../platform/http_answer.ts";
 import { reasonIn, type Refusal } from "../service/access.ts";
+import { SERVICE_BUSY } from "../service/http_errors.ts";
 
 export type PostResult =
   /** 202, or a 200 with nothing to read: the message arrived. */
@@ -16,6 +17,11 @@ export type PostResult =
   | { kind: "refused"; refusal: Refusal }
   /** 404 for our session id: the service forgot the session; the message was not processed. */
   | { kind: "session-gone" }
+  /**
+   * 503 from the service's own limit on open requests: not taken, the session is fine; send it
+   * again after `retryMs` (its Retry-After).
+   */
+  | { kind: "busy"; retryMs: number; why: string }
   /** Another 4xx: the service's answer to this message (e.g. 413, a body over its limit). */
   | { kind: "rejected"; status: number; code?: number; message: string }
   /** 5xx, a broken connection, or a stream that ended unanswered. `delivered`: it may have run. */
@@ -43,13 +49,25 @@ export function neverReached(err: unknown): boolean {
   return false;
 }
 
-/** A POST the service did not take (not 2xx), from its status and body; `session`: we sent one. */
+/** How long a busy service asks to wait (its Retry-After, in seconds), within 0.1–5 s. */
+function retryAfterMs(header: string | null | undefined): number {
+  const s = Number(header);
+  return Number.isFinite(s) && header ? Math.min(Math.max(s * 1000, 100), 5000) : 1000;
+}
+
+/**
+ * A POST the service did not take (not 2xx), from its status, Retry-After and body; `session`: we
+ * sent one.
+ */
 export function postNotTaken(
-  res: { status: number; statusText: string },
+  res: { status: number; statusText: string; retryAfter?: string | null },
   body: string,
   session: boolean,
 ): PostResult {
   const detail = reasonIn(body) || res.statusText || String(res.status);
+  if (res.status === 503 && codeIn(body) === SERVICE_BUSY) {
+    return { kind: "busy", retryMs: retryAfterMs(res.retryAfter), why: `HTTP 503: ${detail}` };
+  }
   if (res.status === 401 || res.status === 403) {
     return { kind: "refused", refusal: { status: res.status, detail } };
   }

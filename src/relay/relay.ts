@@ -24,7 +24,7 @@ import { type ConnectionOwner, type RelayTarget, ServiceConnection } from "./con
 import type { ServiceAddress } from "./link.ts";
 import type { PostResult } from "./link_outcomes.ts";
 import { type HostOut, Ledger, type Pending, type Request } from "./ledger.ts";
-import type { Outage } from "./policy.ts";
+import { type Outage, WAIT_MS } from "./policy.ts";
 import type { WarmAnswers } from "./warm.ts";
 
 export { type Connect, type Link, ServiceRefused } from "./attach.ts";
@@ -35,6 +35,7 @@ export class Relay {
   readonly #warm: WarmAnswers | undefined;
   readonly #out: HostOut;
   readonly #conn: ServiceConnection;
+  readonly #clock: Clock;
   /** The link's session takes the host's messages (its initialize was answered, or replayed). */
   #open = false;
   #initializedSent = false;
@@ -52,6 +53,7 @@ export class Relay {
   ) {
     this.#out = opts.out;
     this.#warm = opts.warm;
+    this.#clock = opts.clock;
     this.#ledger = new Ledger(opts.out, opts.clock);
     this.refused = new Promise((resolve) => (this.#onRefused = resolve));
     const owner: ConnectionOwner = {
@@ -185,6 +187,7 @@ export class Relay {
       if (this.#ledger.isOutOn(m.id, link)) this.#settle(m.id, what, r.code ?? RpcCode.InvalidRequest);
       return;
     }
+    if (r.kind === "busy") return this.#busy(m, r, link);
     const undelivered = r.kind !== "failed" || !r.delivered;
     if (m.kind === "request" && undelivered && this.#ledger.unsend(m.id, link)) {
       this.#ledger.queue.push(m); // it never ran: it goes again, whatever it is
@@ -192,6 +195,24 @@ export class Relay {
       this.#ledger.queue.push(m); // (the relay sends initialized itself to each session it opens)
     }
     this.#conn.postFailed(r, link);
+  }
+
+  /**
+   * The service was at its limit of open requests: `m` never ran and the session is fine. It goes
+   * again after the service's Retry-After (on whatever session is current then); a request busy
+   * past the wait limit gets an error instead.
+   */
+  #busy(m: Message, r: Extract<PostResult, { kind: "busy" }>, link: Link): void {
+    if (m.kind === "request") {
+      if (!this.#ledger.unsend(m.id, link)) return;
+      if (this.#clock.now() - this.#ledger.since(m.id)! + r.retryMs >= WAIT_MS) {
+        return this.#settle(m.id, `the hermit service is busy (${r.why}); try again`);
+      }
+    }
+    log.debug(`relay: the service is busy (${r.why}); sending again in ${r.retryMs} ms`);
+    this.#clock.setTimeout(() => {
+      if (m.kind !== "request" || this.#ledger.isWaiting(m.id)) void this.#send(m);
+    }, r.retryMs);
   }
 
   /**

@@ -7,6 +7,11 @@
 export const HTTP_REFUSED = -32000;
 /** The session id is unknown (ended, expired, or another replica's): start a new session. */
 export const SESSION_NOT_FOUND = -32001;
+/**
+ * Too many requests are open at once (`serve.max_connections`): this one was not taken, and the
+ * session is fine; send it again after Retry-After (unlike a draining service's 503: go elsewhere).
+ */
+export const SERVICE_BUSY = -32003;
 
 export function jsonRpcError(
   status: number,

@@ -12,7 +12,7 @@ import { timingSafeEqual } from "node:crypto";
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { log } from "../log.ts";
 import type { RequestInfo } from "../platform/http.ts";
-import { HTTP_REFUSED, jsonRpcError } from "./http_errors.ts";
+import { HTTP_REFUSED, jsonRpcError, SERVICE_BUSY } from "./http_errors.ts";
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export const MCP_PATH = "/mcp";
@@ -158,7 +158,7 @@ export function createHandler(
       log.debug(`refused ${what}: over ${cfg.maxOpenRequests} open requests`);
       return jsonRpcError(
         503,
-        HTTP_REFUSED,
+        SERVICE_BUSY,
         `Service Unavailable: ${cfg.maxOpenRequests} requests are open at once (serve.max_connections); retry shortly`,
         { "retry-after": "1" },
       );

@@ -4,6 +4,7 @@
  * code; 404 for our session; 401; 5xx; a port nobody listens on), an answer's stream the service
  * closes early resumed with `Last-Event-ID` (SEP-1699), and the session DELETEd at close.
  */
+import { SERVICE_BUSY } from "../../../src/service/http_errors.ts";
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -152,6 +153,11 @@ describe("ServiceLink", () => {
       if (status === 200) {
         return void res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": "S" }).end();
       }
+      if (status === 5031) {
+        // the service's own limit on open requests: the session is fine, the request was not taken
+        return void res.writeHead(503, { "content-type": "application/json", "retry-after": "2" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: SERVICE_BUSY, message: "busy" } }));
+      }
       res.writeHead(status, { "content-type": "application/json" })
         .end(
           JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32000, message: `status ${status}` } }),
@@ -179,6 +185,11 @@ describe("ServiceLink", () => {
       kind: "failed",
       delivered: false,
       why: "HTTP 503: status 503",
+    });
+    assert.deepEqual(await l.post(request(5031), 5031), {
+      kind: "busy",
+      retryMs: 2000,
+      why: "HTTP 503: busy",
     });
     // a stream that ends without the answer (and without an event id to resume from)
     const ended = await l.post(request(200), 200);

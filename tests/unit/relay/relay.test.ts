@@ -34,6 +34,8 @@ const request = (id: number, method: string, params?: Json) => ({ jsonrpc: "2.0"
 /** A scripted service: answers like a hermit service, or fails every POST the way it is told. */
 class Scripted {
   mode: "ok" | "5xx" | "413" | "refused-connection" = "ok";
+  /** How many more tools/call posts get the service's "busy" (its max_connections) first. */
+  busy = 0;
   readonly posts: Json[] = [];
   links = 0;
   readonly closed: number[] = [];
@@ -73,6 +75,14 @@ class Scripted {
     if (this.mode === "5xx") return { kind: "failed", delivered: true, why: "HTTP 500: upstream broke" };
     if (this.mode === "413" && m.method === "tools/call") {
       return { kind: "rejected", status: 413, code: -32600, message: "Request body over 4194304 bytes" };
+    }
+    if (m.method === "tools/call" && this.busy > 0 && !this.hang.has((m.params as { name: string }).name)) {
+      this.busy--;
+      return {
+        kind: "busy",
+        retryMs: 1000,
+        why: "HTTP 503: 2 requests are open at once (serve.max_connections)",
+      };
     }
     if (id === undefined) return { kind: "accepted" };
     const method = m.method as string;
@@ -184,6 +194,49 @@ describe("relay: answers the service gives", () => {
     await run(clock, 200, () => answer(3) !== undefined);
     assert.ok(answer(3)?.result);
     assert.equal(svc.links, 1, "still attached: no reconnect");
+  });
+});
+
+describe("relay: a busy service (its max_connections)", () => {
+  it("the request goes again on the same session after Retry-After; the call in flight there is untouched", async () => {
+    const svc = new Scripted();
+    svc.hang = new Set(["write"]);
+    const { relay, send, answer, clock } = setup(svc);
+    await relay.start(ADDR);
+    send(initialize());
+    send(initialized);
+    await settle();
+    send(request(2, "tools/call", { name: "write", arguments: {} })); // runs on
+    svc.busy = 3;
+    send(request(3, "tools/call", { name: "read", arguments: {} }));
+    const took = await run(clock, 10_000, () => answer(3) !== undefined);
+    assert.ok(answer(3)?.result, JSON.stringify(answer(3)));
+    assert.ok(took >= 3000, `sent again after each Retry-After (${took} ms)`);
+    assert.equal(svc.posts.filter((p) => (p.params as { name?: string })?.name === "read").length, 4);
+    assert.equal(answer(2), undefined, "the write is still running: not answered 'outcome uncertain'");
+    assert.equal(svc.links, 1, "no reconnect");
+    assert.deepEqual(svc.closed, [], "the session was not ended");
+    await relay.close();
+  });
+
+  it("busy for the whole wait limit: the request gets an error naming the limit, the session stays", async () => {
+    const svc = new Scripted();
+    const { relay, send, answer, clock } = setup(svc);
+    await relay.start(ADDR);
+    send(initialize());
+    send(initialized);
+    await settle();
+    svc.busy = 1_000;
+    send(request(2, "tools/call", { name: "read", arguments: {} }));
+    const took = await run(clock, WAIT_MS + 5000, () => answer(2) !== undefined);
+    assert.match((answer(2)?.error as { message: string }).message, /serve\.max_connections/);
+    assert.ok(took >= WAIT_MS - 1000, `${took} ms`);
+    assert.equal(svc.links, 1);
+    svc.busy = 0;
+    send(request(3, "tools/call", { name: "read", arguments: {} }));
+    await run(clock, 2000, () => answer(3) !== undefined);
+    assert.ok(answer(3)?.result);
+    await relay.close();
   });
 });
 
