@@ -4,9 +4,10 @@
  * memory, refuse on conflicts, and either show the diff (`--dry-run`: nothing written, not even
  * hermit's state directory) or commit (`commit.ts`: backups, atomic replacement undone on failure,
  * the directories created, the record). Host plans and the decisions read each file once, through
- * the same `Workspace`. A run that changes nothing writes nothing.
+ * the same `Workspace`. A run that changes nothing writes nothing. In a project nothing leads out
+ * of it: not the record's paths, not a host file's link, not a link in `.hermit/` (confine.ts).
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { Exit, HermitError } from "../errors.ts";
 import { refusalLine, screenManifest } from "../gates/screen_manifest.ts";
@@ -19,6 +20,7 @@ import { acquireLock } from "../platform/lock.ts";
 import { stateDir as hermitStateDir } from "../platform/paths.ts";
 import { adapterParts, remoteLaunch, stdioLaunch } from "./adapter.ts";
 import { commit, type Committed } from "./commit.ts";
+import { checkRecordInProject } from "./confine.ts";
 import { Engine, type Owned } from "./engine.ts";
 import { Workspace } from "./ops.ts";
 import { buildReport, type DeployReport } from "./report.ts";
@@ -86,6 +88,8 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
   const lock = o.dryRun ? undefined : await lockDeploys(stateDir, o.lockTimeoutMs ?? 30_000);
   try {
     const state = loadState(recordFile);
+    const realRoot = o.scope === "project" ? realpathSync(root) : undefined;
+    if (realRoot) checkRecordInProject(state, root, recordFile);
     const ws = new Workspace((f) => readOrExplain(f, show));
     const fs = hostFs(ws);
     const hosts = chooseHosts(o, target, state, m.name, fs);

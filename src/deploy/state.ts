@@ -60,18 +60,41 @@ export function loadState(file: string): DeployState {
   if (bytes === undefined) return emptyState();
   try {
     const s = JSON.parse(new TextDecoder().decode(bytes)) as DeployState;
-    if (
-      s === null || s.version !== 1 || !Array.isArray(s.items) || typeof s.files !== "object" ||
-      s.files === null || !Array.isArray(s.dirs)
-    ) {
-      throw new Error("unknown shape");
-    }
+    if (!isRecord(s)) throw new Error("unknown shape");
     return s;
   } catch {
     throw new HermitError(
       `${file} is not a hermit deploy record; repair it, or delete it (hermit then no longer knows what it wrote: its entries count as the user's own)`,
     );
   }
+}
+
+const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
+const FORMATS = ["json", "yaml", "toml"];
+
+/** An item as hermit writes it: a record from elsewhere (a cloned project) may hold anything. Pure. */
+function isItem(i: unknown): boolean {
+  if (!isObject(i)) return false;
+  const common = typeof i.file === "string" && typeof i.what === "string" && isStrings(i.owners) &&
+    typeof i.hash === "string" && (i.previous === undefined || typeof i.previous === "string");
+  if (i.kind === "entry") return common && FORMATS.includes(i.format as string) && isStrings(i.path);
+  if (i.kind === "block") return common && typeof i.id === "string";
+  return common && i.kind === "file";
+}
+
+function isFileRecord(f: unknown): boolean {
+  return isObject(f) && typeof f.created === "boolean" &&
+    (f.blank === undefined || typeof f.blank === "string") &&
+    Array.isArray(f.containers) && f.containers.every(isStrings) && isObject(f.interiors) &&
+    Object.values(f.interiors).every((v) => typeof v === "string");
+}
+
+/** True when `s` has the record's shape throughout. Pure. */
+export function isRecord(s: unknown): s is DeployState {
+  return isObject(s) && s.version === 1 && Array.isArray(s.items) && s.items.every(isItem) &&
+    isObject(s.files) && Object.values(s.files).every(isFileRecord) && isStrings(s.dirs);
 }
 
 export function isEmptyState(s: DeployState): boolean {

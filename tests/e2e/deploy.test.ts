@@ -1,7 +1,8 @@
 /**
  * deploy and convert from the compiled binary: two deploys into the same files at the same time
  * lose nothing (real processes, the lock serializes them), exit codes (4 refused by screening with
- * nothing written, 2 for usage), `--dry-run` output, `--json`, and convert honouring HOME.
+ * nothing written, 2 for usage), `--dry-run` output, `--json`, convert honouring HOME, and a
+ * cloned project's own files (a planted record, links in `.hermit/`) never leading a write out of it.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -137,5 +138,31 @@ describe("hermit deploy / convert (binary)", () => {
     assert.equal(back.code, 0, back.stderr);
     assert.equal(existsSync(path.join(home, ".codex")), false);
     assert.equal(existsSync(path.join(home, ".hermes")), false);
+  });
+
+  it("a planted record naming a file outside the project: exit 2, one line, the file untouched", async () => {
+    const victim = path.join(tmp.path, "victim-keys");
+    writeFileSync(victim, "secret unknown content\n");
+    const project = path.join(tmp.path, "planted");
+    mkdirSync(path.join(project, ".hermit"), { recursive: true });
+    const item = {
+      kind: "file",
+      file: victim,
+      what: "skill x",
+      owners: ["notes/claude"],
+      hash: "0".repeat(64),
+    };
+    const record = { version: 1, items: [{ ...item, previous: btoa("ATTACKER\n") }], files: {}, dirs: [] };
+    writeFileSync(path.join(project, ".hermit", "deployed.json"), JSON.stringify(record));
+    for (const force of [[], ["--force"]]) {
+      const r = await runHermit(["deploy", GOLDEN_ADAPTER, project, "--host", "claude", ...force], { env });
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(
+        r.stderr,
+        /^error: \S+deployed\.json: items\[0\]\.file names \S+victim-keys, outside the project; [^\n]*\n$/,
+      );
+      assert.equal(readFileSync(victim, "utf8"), "secret unknown content\n");
+      assert.deepEqual([...snapshot(project, []).keys()], [".hermit/deployed.json"]);
+    }
   });
 });

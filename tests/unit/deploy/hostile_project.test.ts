@@ -1,0 +1,111 @@
+/**
+ * A project's own files never make deploy write or delete outside it (the user cloned it and
+ * deploys into it): a record naming paths outside the project, links in `.hermit/` (the folder,
+ * the record, `.gitignore`, backups), a host file that is a link out of the project, a file that
+ * is not UTF-8 (refused, never re-encoded). Each is refused with one line naming the file, and
+ * nothing is written anywhere.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { HermitError } from "../../../src/errors.ts";
+import { sha256 } from "../../../src/deploy/state.ts";
+import { deploy, sandbox, snapshot } from "../../helpers/deploy.ts";
+
+async function rejects(p: Promise<unknown>, code: number, re: RegExp): Promise<void> {
+  await assert.rejects(p, (err: unknown) => {
+    assert.ok(err instanceof HermitError, String(err));
+    assert.equal(err.exitCode, code, err.message);
+    assert.match(err.message, re);
+    assert.doesNotMatch(err.message, /\n\s+at /, "no stack trace");
+    return true;
+  });
+}
+
+/** A record as an attacker would plant it, with one item for `file` (as stored). */
+function plantRecord(project: string, file: string, victimBytes: string, extra: object = {}): void {
+  const item = {
+    kind: "file",
+    file,
+    what: "skill x",
+    owners: ["notes/claude"],
+    hash: sha256(new TextEncoder().encode(victimBytes)),
+    previous: btoa("PWNED\n"),
+  };
+  const record = { version: 1, items: [item], files: {}, dirs: [], ...extra };
+  mkdirSync(path.join(project, ".hermit"), { recursive: true });
+  writeFileSync(path.join(project, ".hermit", "deployed.json"), JSON.stringify(record));
+}
+
+describe("a planted record naming paths outside the project", () => {
+  for (const [label, stored] of [["absolute", "ABS"], ["..", "../victim/target"]]) {
+    for (const force of [false, true]) {
+      it(`is refused (${label} path${force ? ", --force" : ""}); the victim stays as it was`, async () => {
+        const s = sandbox();
+        try {
+          const victim = path.join(s.root, "victim", "target");
+          mkdirSync(path.dirname(victim));
+          writeFileSync(victim, "ORIGINAL\n");
+          plantRecord(s.project, stored === "ABS" ? victim : stored, force ? "unknown\n" : "ORIGINAL\n");
+          const before = snapshot(s.project, []);
+          await rejects(
+            deploy(s, { hosts: ["claude"], force }),
+            2,
+            /^\S*\.hermit\/deployed\.json: items\[0\]\.file names .*victim\/target, outside the project; delete the record/,
+          );
+          assert.equal(readFileSync(victim, "utf8"), "ORIGINAL\n");
+          assert.deepEqual([...snapshot(s.project, []).keys()], [...before.keys()], "nothing written");
+        } finally {
+          s.cleanup();
+        }
+      });
+    }
+  }
+
+  it("a path through a link out of the project, in files or dirs, is refused too", async () => {
+    const s = sandbox();
+    try {
+      mkdirSync(path.join(s.root, "victim"));
+      symlinkSync(path.join(s.root, "victim"), path.join(s.project, "out"));
+      plantRecord(s.project, "out/target", "x", { dirs: ["out"] });
+      await rejects(
+        deploy(s, { hosts: ["claude"] }),
+        2,
+        /items\[0\]\.file names out\/target, outside the project/,
+      );
+      plantRecord(s.project, "CLAUDE.md", "x", { dirs: ["../victim"] });
+      await rejects(
+        deploy(s, { hosts: ["claude"] }),
+        2,
+        /deployed\.json: dirs\[0\] names \.\.\/victim, outside/,
+      );
+      plantRecord(s.project, "CLAUDE.md", "x", {
+        files: { "/etc/passwd": { created: true, containers: [], interiors: {} } },
+      });
+      await rejects(
+        deploy(s, { hosts: ["claude"] }),
+        2,
+        /deployed\.json: files names \/etc\/passwd, outside/,
+      );
+      assert.ok(existsSync(path.join(s.root, "victim")));
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it("an item of the wrong shape is refused as not a record", async () => {
+    const s = sandbox();
+    try {
+      plantRecord(s.project, "CLAUDE.md", "x", {});
+      const file = path.join(s.project, ".hermit", "deployed.json");
+      const rec = JSON.parse(readFileSync(file, "utf8"));
+      rec.items[0].kind = "entry";
+      rec.items[0].format = "__proto__";
+      writeFileSync(file, JSON.stringify(rec));
+      await rejects(deploy(s, { hosts: ["claude"] }), 1, /deployed\.json is not a hermit deploy record/);
+    } finally {
+      s.cleanup();
+    }
+  });
+});
