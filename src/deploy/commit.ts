@@ -5,6 +5,9 @@
  * written get their old bytes back and the directories made for them go, so no file is left
  * holding hermit's edits without the record that owns them; the error names the file.
  *
+ * Hermit's own files (record, backups, `.gitignore`) replace a link rather than follow it (run.ts
+ * refuses a folder holding one before anything is read).
+ *
  * Backups: `backup/<path>` next to the record (paths inside the scope's root relative to it,
  * others under `_abs/`). A run that leaves nothing on record (the last `--remove`) deletes the
  * record and its folder, so it keeps its backups in hermit's state directory instead:
@@ -13,7 +16,7 @@
 import { rmSync } from "node:fs";
 import path from "node:path";
 import { HermitError } from "../errors.ts";
-import { exists, readBytes, removeEmptyDir, removeFile, writeAtomic } from "../hosts/files.ts";
+import { exists, readBytes, removeEmptyDir, removeFile, writeAtomic, writeOwn } from "../hosts/files.ts";
 import type { Scope } from "../hosts/types.ts";
 import { type FileChange, sameBytes } from "./ops.ts";
 import { type DeployState, fromStored, isEmptyState, toStored } from "./state.ts";
@@ -56,7 +59,7 @@ export function commit(changes: FileChange[], state: DeployState, p: CommitPlace
       current = c.file;
       if (c.before !== undefined) {
         if (keepsRecord) ensureGitignore(p);
-        writeAtomic(backupPath(backups, c.file, keepsRecord ? p.root : undefined), c.before, 0o600);
+        writeOwn(backupPath(backups, c.file, keepsRecord ? p.root : undefined), c.before);
         backedUp = true;
       }
       if (c.after === undefined) removeFile(c.file);
@@ -100,7 +103,7 @@ function writeRecord(state: DeployState, p: CommitPlaces): void {
     const record = new TextEncoder().encode(JSON.stringify(state, null, 2) + "\n");
     if (sameBytes(readBytes(p.recordFile), record)) return;
     ensureGitignore(p);
-    writeAtomic(p.recordFile, record, 0o600);
+    writeOwn(p.recordFile, record);
     return;
   }
   removeFile(p.recordFile);
@@ -115,7 +118,7 @@ function writeRecord(state: DeployState, p: CommitPlaces): void {
 function ensureGitignore(p: CommitPlaces): void {
   const file = path.join(p.dir, ".gitignore");
   if (p.scope !== "project" || readBytes(file) !== undefined) return;
-  writeAtomic(file, new TextEncoder().encode("# hermit deploy's record and backups: per machine\n*\n"));
+  writeOwn(file, new TextEncoder().encode("# hermit deploy's record and backups: per machine\n*\n"), 0o644);
 }
 
 /** The directories a write of `file` will have to create. */

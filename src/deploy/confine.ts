@@ -5,7 +5,7 @@
  * (`.hermit/`: the record, `.gitignore`, backups) used only when no link is in it. User-scope
  * convert is not confined: the user's own dotfiles are often links, and they are followed.
  */
-import { realpathSync } from "node:fs";
+import { lstatSync, readdirSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { Exit, HermitError } from "../errors.ts";
 import { type DeployState, fromStored } from "./state.ts";
@@ -53,4 +53,39 @@ export function checkRecordInProject(state: DeployState, root: string, recordFil
       Exit.usage,
     );
   }
+}
+
+/** The first symlink at or below `dir` (hermit's own folder), if any. */
+export function linkIn(dir: string): string | undefined {
+  let st;
+  try {
+    st = lstatSync(dir);
+  } catch {
+    return undefined; // missing (or unreadable: reading the record says so)
+  }
+  if (st.isSymbolicLink()) return dir;
+  if (!st.isDirectory()) return undefined;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return undefined; // unreadable: writing into it says so
+  }
+  for (const name of names) {
+    const found = linkIn(path.join(dir, name));
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** Hermit's own folder holding a link is refused: its record and backups are never used through one. */
+export function refuseLinksIn(dir: string, show: (f: string) => string): void {
+  const link = linkIn(dir);
+  if (link === undefined) return;
+  throw new HermitError(
+    `${
+      show(link)
+    } is a symlink; hermit reads and writes its own files only directly: delete it and run again`,
+    Exit.usage,
+  );
 }

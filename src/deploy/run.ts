@@ -20,7 +20,7 @@ import { acquireLock } from "../platform/lock.ts";
 import { stateDir as hermitStateDir } from "../platform/paths.ts";
 import { adapterParts, remoteLaunch, stdioLaunch } from "./adapter.ts";
 import { commit, type Committed } from "./commit.ts";
-import { checkRecordInProject } from "./confine.ts";
+import { checkRecordInProject, refuseLinksIn } from "./confine.ts";
 import { Engine, type Owned } from "./engine.ts";
 import { Workspace } from "./ops.ts";
 import { buildReport, type DeployReport } from "./report.ts";
@@ -87,6 +87,7 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
   const stateDir = hermitStateDir(o.platform, o.env, o.home);
   const lock = o.dryRun ? undefined : await lockDeploys(stateDir, o.lockTimeoutMs ?? 30_000);
   try {
+    refuseLinksIn(dir, show);
     const state = loadState(recordFile);
     const realRoot = o.scope === "project" ? realpathSync(root) : undefined;
     if (realRoot) checkRecordInProject(state, root, recordFile);

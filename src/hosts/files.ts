@@ -2,7 +2,7 @@
  * The only code that writes users' files for deploy and convert: atomic replacement (hermit's one
  * atomic-write helper, in its users'-files form: the old file's mode kept, a symlink followed to
  * its target), the directories a write had to create (so `--remove` can take them away again),
- * a backup copy of what was there, and deletion.
+ * a backup copy of what was there (hermit's own files: never through a link), and deletion.
  */
 import { lstatSync, mkdirSync, readFileSync, rmdirSync, unlinkSync } from "node:fs";
 import path from "node:path";
@@ -47,6 +47,15 @@ export function writeAtomic(file: string, content: Uint8Array, mode = 0o644): st
   const created = makeDirs(path.dirname(replacedPath(file)));
   writeFileAtomic(file, content, { mode, preserve: true });
   return created;
+}
+
+/**
+ * Write one of hermit's own files (its record, a backup, `.gitignore`) atomically with `mode`
+ * exactly: a link at `file` is replaced, never followed to its target.
+ */
+export function writeOwn(file: string, content: Uint8Array, mode = 0o600): void {
+  makeDirs(path.dirname(file));
+  writeFileAtomic(file, content, { mode });
 }
 
 export function removeFile(file: string): void {

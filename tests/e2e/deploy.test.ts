@@ -6,7 +6,7 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { GOLDEN_ADAPTER, snapshot } from "../helpers/deploy.ts";
@@ -164,5 +164,19 @@ describe("hermit deploy / convert (binary)", () => {
       assert.equal(readFileSync(victim, "utf8"), "secret unknown content\n");
       assert.deepEqual([...snapshot(project, []).keys()], [".hermit/deployed.json"]);
     }
+  });
+
+  it("a backup in .hermit that is a link: exit 2, one line, its target untouched", async () => {
+    const victim = path.join(tmp.path, "victim-backup");
+    writeFileSync(victim, "ORIGINAL\n");
+    const project = path.join(tmp.path, "linked-backup");
+    mkdirSync(path.join(project, ".hermit", "backup"), { recursive: true });
+    writeFileSync(path.join(project, "CLAUDE.md"), "ssh-ed25519 AAAA attacker\n");
+    symlinkSync(victim, path.join(project, ".hermit", "backup", "CLAUDE.md"));
+    const r = await runHermit(["deploy", GOLDEN_ADAPTER, project, "--host", "claude"], { env });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^error: \.hermit\/backup\/CLAUDE\.md is a symlink; [^\n]*\n$/);
+    assert.equal(readFileSync(victim, "utf8"), "ORIGINAL\n");
+    assert.equal(readFileSync(path.join(project, "CLAUDE.md"), "utf8"), "ssh-ed25519 AAAA attacker\n");
   });
 });

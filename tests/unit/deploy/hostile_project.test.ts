@@ -7,7 +7,7 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { HermitError } from "../../../src/errors.ts";
 import { sha256 } from "../../../src/deploy/state.ts";
@@ -108,4 +108,71 @@ describe("a planted record naming paths outside the project", () => {
       s.cleanup();
     }
   });
+});
+
+describe("links in the project's .hermit folder", () => {
+  it("a backup that is a link: refused, its target untouched", async () => {
+    const s = sandbox();
+    try {
+      const victim = path.join(s.root, "authorized_keys");
+      writeFileSync(victim, "ORIGINAL\n");
+      writeFileSync(path.join(s.project, "CLAUDE.md"), "attacker text\n");
+      mkdirSync(path.join(s.project, ".hermit", "backup"), { recursive: true });
+      symlinkSync(victim, path.join(s.project, ".hermit", "backup", "CLAUDE.md"));
+      await rejects(
+        deploy(s, { hosts: ["claude"] }),
+        2,
+        /^\.hermit\/backup\/CLAUDE\.md is a symlink; hermit reads and writes its own files only directly: delete it and run again$/,
+      );
+      assert.equal(readFileSync(victim, "utf8"), "ORIGINAL\n");
+      assert.equal(readFileSync(path.join(s.project, "CLAUDE.md"), "utf8"), "attacker text\n");
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it("a backup folder that is a link: refused", async () => {
+    const s = sandbox();
+    try {
+      const victimDir = path.join(s.root, "victim");
+      mkdirSync(victimDir);
+      writeFileSync(path.join(s.project, ".mcp.json"), "{}\n");
+      mkdirSync(path.join(s.project, ".hermit"));
+      symlinkSync(victimDir, path.join(s.project, ".hermit", "backup"));
+      await rejects(deploy(s, { hosts: ["claude"] }), 2, /^\.hermit\/backup is a symlink;/);
+      assert.deepEqual([...snapshot(victimDir, []).keys()], []);
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  for (const name of [".hermit", ".hermit/deployed.json", ".hermit/.gitignore"]) {
+    it(`${name} as a link is refused before anything is read or written`, async () => {
+      const s = sandbox();
+      try {
+        const victimDir = path.join(s.root, "victim");
+        mkdirSync(victimDir);
+        writeFileSync(path.join(victimDir, "planted"), "VICTIM\n");
+        writeFileSync(path.join(s.project, ".mcp.json"), "{}\n");
+        if (name === ".hermit") symlinkSync(victimDir, path.join(s.project, ".hermit"));
+        else {
+          mkdirSync(path.join(s.project, ".hermit"));
+          symlinkSync(path.join(victimDir, "planted"), path.join(s.project, name));
+        }
+        const re = new RegExp(`^${name.replace(/\./g, "\\.")} is a symlink; `);
+        await rejects(deploy(s, { hosts: ["claude"] }), 2, re);
+        await rejects(deploy(s, { hosts: ["claude"], remove: true }), 2, re);
+        assert.deepEqual(
+          [...snapshot(victimDir, []).keys()],
+          ["planted"],
+          "nothing written through the link",
+        );
+        assert.equal(readFileSync(path.join(victimDir, "planted"), "utf8"), "VICTIM\n");
+        assert.ok(lstatSync(path.join(s.project, name)).isSymbolicLink());
+        assert.equal(readFileSync(path.join(s.project, ".mcp.json"), "utf8"), "{}\n");
+      } finally {
+        s.cleanup();
+      }
+    });
+  }
 });
