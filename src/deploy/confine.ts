@@ -29,6 +29,18 @@ export function isInside(root: string, p: string): boolean {
   return rel === "" || (rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
 
+/** A project file that really leads outside the project (`realRoot`, links resolved) is refused. */
+export function confineToProject(realRoot: string, file: string, show: (f: string) => string): void {
+  const real = realPathOf(file);
+  if (isInside(realRoot, real)) return;
+  throw new HermitError(
+    `${
+      show(file)
+    } leads to ${real}, outside the project; hermit writes only inside the project: replace the link with a copy of the file`,
+    Exit.usage,
+  );
+}
+
 /** The paths a record names (files written, files noted, directories created), each with its field. */
 function recordPaths(state: DeployState): [field: string, stored: string][] {
   return [

@@ -20,7 +20,7 @@ import { acquireLock } from "../platform/lock.ts";
 import { stateDir as hermitStateDir } from "../platform/paths.ts";
 import { adapterParts, remoteLaunch, stdioLaunch } from "./adapter.ts";
 import { commit, type Committed } from "./commit.ts";
-import { checkRecordInProject, refuseLinksIn } from "./confine.ts";
+import { checkRecordInProject, confineToProject, refuseLinksIn } from "./confine.ts";
 import { Engine, type Owned } from "./engine.ts";
 import { Workspace } from "./ops.ts";
 import { buildReport, type DeployReport } from "./report.ts";
@@ -91,7 +91,10 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     const state = loadState(recordFile);
     const realRoot = o.scope === "project" ? realpathSync(root) : undefined;
     if (realRoot) checkRecordInProject(state, root, recordFile);
-    const ws = new Workspace((f) => readOrExplain(f, show));
+    const ws = new Workspace((f) => {
+      if (realRoot) confineToProject(realRoot, f, show);
+      return readOrExplain(f, show);
+    });
     const fs = hostFs(ws);
     const hosts = chooseHosts(o, target, state, m.name, fs);
     const plans: HostPlan[] = [];

@@ -179,4 +179,17 @@ describe("hermit deploy / convert (binary)", () => {
     assert.equal(readFileSync(victim, "utf8"), "ORIGINAL\n");
     assert.equal(readFileSync(path.join(project, "CLAUDE.md"), "utf8"), "ssh-ed25519 AAAA attacker\n");
   });
+
+  it("a project host file linked out of the project: exit 2, one line, its target untouched", async () => {
+    const bashrc = path.join(tmp.path, "victim-bashrc");
+    writeFileSync(bashrc, "export PATH=$PATH:/opt/bin\n");
+    const project = path.join(tmp.path, "linked-claude-md");
+    mkdirSync(project);
+    symlinkSync(bashrc, path.join(project, "CLAUDE.md"));
+    const r = await runHermit(["deploy", GOLDEN_ADAPTER, project, "--host", "claude"], { env });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^error: CLAUDE\.md leads to \S+victim-bashrc, outside the project; [^\n]*\n$/);
+    assert.equal(readFileSync(bashrc, "utf8"), "export PATH=$PATH:/opt/bin\n");
+    assert.equal(existsSync(path.join(project, ".hermit")), false);
+  });
 });

@@ -190,8 +190,8 @@ describe("host specifics", () => {
     assert.deepEqual([...snapshot(s.project, []).keys()], ["AGENTS.md"]);
   });
 
-  it("writes through a symlinked config file and keeps the link", async () => {
-    const real = path.join(s.root, "dotfiles", "mcp.json");
+  it("writes through a symlinked config file inside the project and keeps the link", async () => {
+    const real = path.join(s.project, "config", "mcp.json");
     mkdirSync(path.dirname(real), { recursive: true });
     writeFileSync(real, "{}\n");
     rmSync(path.join(s.project, "AGENTS.md"));
@@ -201,6 +201,8 @@ describe("host specifics", () => {
     assert.match(readFileSync(real, "utf8"), /"notes"/);
     await deploy(s, { hosts: ["claude"], remove: true });
     assert.equal(readFileSync(real, "utf8"), "{}\n");
+    rmSync(path.join(s.project, "config"), { recursive: true });
+    rmSync(path.join(s.project, ".mcp.json"));
   });
 
   it("a broken config file is refused with exit 2 and nothing is written", async () => {

@@ -176,3 +176,58 @@ describe("links in the project's .hermit folder", () => {
     });
   }
 });
+
+describe("a project host file that is a link out of the project", () => {
+  it("is refused, naming it and where it leads; the target untouched", async () => {
+    const s = sandbox();
+    try {
+      const bashrc = path.join(s.root, "victim", "bashrc");
+      mkdirSync(path.dirname(bashrc));
+      writeFileSync(bashrc, "export PATH=$PATH:/opt/bin\n");
+      symlinkSync("../victim/bashrc", path.join(s.project, "CLAUDE.md"));
+      await rejects(
+        deploy(s, { hosts: ["claude"] }),
+        2,
+        /^CLAUDE\.md leads to \S+victim\/bashrc, outside the project; hermit writes only inside the project: replace the link with a copy of the file$/,
+      );
+      assert.equal(readFileSync(bashrc, "utf8"), "export PATH=$PATH:/opt/bin\n");
+      assert.equal(existsSync(path.join(s.project, ".hermit")), false, "nothing written");
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it("a linked parent folder leading out is refused too", async () => {
+    const s = sandbox();
+    try {
+      const elsewhere = path.join(s.root, "elsewhere");
+      mkdirSync(elsewhere);
+      symlinkSync(elsewhere, path.join(s.project, ".claude"));
+      await rejects(
+        deploy(s, { hosts: ["claude"] }),
+        2,
+        /^\.claude\/\S+ leads to \S+elsewhere\/\S+, outside the project/,
+      );
+      assert.deepEqual([...snapshot(elsewhere, []).keys()], []);
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it("convert (the user's own files) still follows a link out of the home directory", async () => {
+    const s = sandbox();
+    try {
+      const real = path.join(s.root, "dotfiles", "claude.json");
+      mkdirSync(path.dirname(real));
+      writeFileSync(real, "{}\n");
+      symlinkSync(real, path.join(s.home, ".claude.json"));
+      await deploy(s, { scope: "user", hosts: ["claude"] });
+      assert.ok(lstatSync(path.join(s.home, ".claude.json")).isSymbolicLink());
+      assert.match(readFileSync(real, "utf8"), /"notes"/);
+      await deploy(s, { scope: "user", hosts: ["claude"], remove: true });
+      assert.equal(readFileSync(real, "utf8"), "{}\n");
+    } finally {
+      s.cleanup();
+    }
+  });
+});
