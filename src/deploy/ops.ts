@@ -68,7 +68,26 @@ export function setVerified(
   return out;
 }
 
-const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true, fatal: true });
+
+/** The line (from 1) of the first byte of `bytes` (known not to be UTF-8) that is not UTF-8. Pure. */
+export function badUtf8Line(bytes: Uint8Array): number {
+  const valid = (n: number) => {
+    try {
+      new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(0, n), { stream: true });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  let lo = 0; // the longest prefix known valid (as a stream: a sequence cut at the end is not an error)
+  for (let hi = bytes.length; lo < hi;) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (valid(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return bytes.subarray(0, lo).filter((b) => b === 0x0a).length + 1;
+}
 const encoder = new TextEncoder();
 
 export function sameBytes(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
@@ -85,7 +104,10 @@ export interface FileChange {
 export class Workspace {
   #before = new Map<string, Uint8Array | undefined>();
   #after = new Map<string, Uint8Array | undefined>();
-  constructor(private readonly readFile: (file: string) => Uint8Array | undefined) {}
+  constructor(
+    private readonly readFile: (file: string) => Uint8Array | undefined,
+    private readonly show: (file: string) => string = (f) => f,
+  ) {}
 
   bytes(file: string): Uint8Array | undefined {
     if (!this.#after.has(file)) {
@@ -96,9 +118,19 @@ export class Workspace {
     return this.#after.get(file);
   }
 
+  /** The file as text; one that is not UTF-8 is an error (re-encoding it would corrupt it). */
   text(file: string): string | undefined {
     const b = this.bytes(file);
-    return b === undefined ? undefined : decoder.decode(b);
+    if (b === undefined) return undefined;
+    try {
+      return decoder.decode(b);
+    } catch {
+      throw new EditError(
+        `${this.show(file)}: not UTF-8 text (line ${
+          badUtf8Line(b)
+        }); hermit edits only UTF-8 files: convert it (iconv -t UTF-8) and run again`,
+      );
+    }
   }
 
   setBytes(file: string, bytes: Uint8Array | undefined): void {

@@ -94,7 +94,7 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     const ws = new Workspace((f) => {
       if (realRoot) confineToProject(realRoot, f, show);
       return readOrExplain(f, show);
-    });
+    }, show);
     const fs = hostFs(ws);
     const hosts = chooseHosts(o, target, state, m.name, fs);
     const plans: HostPlan[] = [];

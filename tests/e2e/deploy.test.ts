@@ -192,4 +192,16 @@ describe("hermit deploy / convert (binary)", () => {
     assert.equal(readFileSync(bashrc, "utf8"), "export PATH=$PATH:/opt/bin\n");
     assert.equal(existsSync(path.join(project, ".hermit")), false);
   });
+
+  it("a project file that is not UTF-8: exit 2, one line naming it, its bytes as they were", async () => {
+    const project = path.join(tmp.path, "latin1");
+    mkdirSync(project);
+    const latin1 = Buffer.from("# Notes\ncaf\xe9 latin1 line\n", "latin1");
+    writeFileSync(path.join(project, "AGENTS.md"), latin1);
+    const r = await runHermit(["deploy", GOLDEN_ADAPTER, project, "--host", "codex"], { env });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^error: AGENTS\.md: not UTF-8 text \(line 2\); [^\n]*nothing was written\n$/);
+    assert.ok(readFileSync(path.join(project, "AGENTS.md")).equals(latin1));
+    assert.deepEqual([...snapshot(project, []).keys()], ["AGENTS.md"]);
+  });
 });

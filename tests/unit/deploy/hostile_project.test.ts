@@ -231,3 +231,26 @@ describe("a project host file that is a link out of the project", () => {
     }
   });
 });
+
+describe("a file that is not UTF-8", () => {
+  for (const [host, name] of [["codex", "AGENTS.md"], ["claude", "CLAUDE.md"]]) {
+    it(`${name} with a Latin-1 byte is refused, not re-encoded (${host})`, async () => {
+      const s = sandbox();
+      try {
+        const latin1 = new Uint8Array([...new TextEncoder().encode("# Notes\ncaf"), 0xe9, 0x0a]);
+        writeFileSync(path.join(s.project, name), latin1);
+        await rejects(
+          deploy(s, { hosts: [host] }),
+          2,
+          new RegExp(
+            `^${name.replace(".", "\\.")}: not UTF-8 text \\(line 2\\); [^\\n]*nothing was written$`,
+          ),
+        );
+        assert.deepEqual(new Uint8Array(readFileSync(path.join(s.project, name))), latin1);
+        assert.equal(existsSync(path.join(s.project, ".hermit")), false);
+      } finally {
+        s.cleanup();
+      }
+    });
+  }
+});
