@@ -24,7 +24,7 @@ import { checkRecordInProject, confineToProject, refuseLinksIn } from "./confine
 import { Engine, type Owned } from "./engine.ts";
 import { Workspace } from "./ops.ts";
 import { buildReport, type DeployReport } from "./report.ts";
-import { type DeployState, displayIn, itemKey, loadState } from "./state.ts";
+import { adapterConflict, type DeployState, displayIn, itemKey, loadState, noteAdapter } from "./state.ts";
 
 export interface DeployOptions {
   adapter: string;
@@ -97,6 +97,8 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     }, show);
     const fs = hostFs(ws);
     const hosts = chooseHosts(o, target, state, m.name, fs);
+    const sameName = adapterConflict(state, m.name, m.dir, o.force);
+    if (sameName) throw new HermitError(`${sameName}; nothing was written`, Exit.usage);
     const plans: HostPlan[] = [];
     const engine = new Engine(state, ws, root, o.force, show);
     const owners = hosts.map((h) => `${m.name}/${h}`);
@@ -115,6 +117,7 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     if (engine.conflicts.length) {
       throw new HermitError([...engine.conflicts, "nothing was written"].join("\n"), Exit.usage);
     }
+    noteAdapter(state, m.name, m.dir);
     const changes = ws.changes();
     // Test hook: widen the read-modify-write window so that tests can show the lock closes it.
     const pause = Number(o.env.HERMIT_DEPLOY_PAUSE_MS ?? 0);

@@ -40,6 +40,8 @@ export interface DeployState {
   items: ItemRecord[];
   files: Record<string, FileRecord>;
   dirs: string[];
+  /** The directory each adapter name on record was deployed from (two of one name are two adapters). */
+  adapters?: Record<string, string>;
 }
 
 export function emptyState(): DeployState {
@@ -94,7 +96,33 @@ function isFileRecord(f: unknown): boolean {
 /** True when `s` has the record's shape throughout. Pure. */
 export function isRecord(s: unknown): s is DeployState {
   return isObject(s) && s.version === 1 && Array.isArray(s.items) && s.items.every(isItem) &&
-    isObject(s.files) && Object.values(s.files).every(isFileRecord) && isStrings(s.dirs);
+    isObject(s.files) && Object.values(s.files).every(isFileRecord) && isStrings(s.dirs) &&
+    (s.adapters === undefined ||
+      isObject(s.adapters) && Object.values(s.adapters).every((d) => typeof d === "string"));
+}
+
+/**
+ * The conflict of deploying or removing the adapter `name` from `dir` when the record has that name
+ * from another directory (none with `force`: the adapter moved). Pure.
+ */
+export function adapterConflict(
+  state: DeployState,
+  name: string,
+  dir: string,
+  force: boolean,
+): string | undefined {
+  const had = state.adapters?.[name];
+  if (had === undefined || had === dir || force) return undefined;
+  return `the adapter '${name}' here was deployed from ${had}; ${dir} has the same name: rename one of them (name: in hermit.yaml), or --force if it is the same adapter moved`;
+}
+
+/** Note (or forget, when nothing of it is left) the directory the adapter `name` came from. */
+export function noteAdapter(state: DeployState, name: string, dir: string): void {
+  const adapters = { ...state.adapters };
+  if (state.items.some((r) => r.owners.some((o) => o.startsWith(`${name}/`)))) adapters[name] = dir;
+  else delete adapters[name];
+  if (Object.keys(adapters).length) state.adapters = adapters;
+  else delete state.adapters;
 }
 
 export function isEmptyState(s: DeployState): boolean {

@@ -204,4 +204,22 @@ describe("hermit deploy / convert (binary)", () => {
     assert.ok(readFileSync(path.join(project, "AGENTS.md")).equals(latin1));
     assert.deepEqual([...snapshot(project, []).keys()], ["AGENTS.md"]);
   });
+
+  it("two adapter directories with the same name: the second is a conflict, exit 2, naming both", async () => {
+    const x = copyAdapter(GOLDEN_ADAPTER, path.join(tmp.path, "same-x"), "tools");
+    const y = copyAdapter(GOLDEN_ADAPTER, path.join(tmp.path, "same-y"), "tools");
+    const project = path.join(tmp.path, "same-name");
+    mkdirSync(project);
+    assert.equal((await runHermit(["deploy", x, project, "--host", "claude"], { env })).code, 0);
+    const mcp = readFileSync(path.join(project, ".mcp.json"), "utf8");
+    for (const args of [["--host", "claude"], ["--remove"]]) {
+      const r = await runHermit(["deploy", y, project, ...args], { env });
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(
+        r.stderr,
+        /^error: the adapter 'notes' here was deployed from \S+same-x\/tools; \S+same-y\/tools has the same name: [^\n]*\n$/,
+      );
+      assert.equal(readFileSync(path.join(project, ".mcp.json"), "utf8"), mcp);
+    }
+  });
 });
