@@ -207,14 +207,17 @@ export class SandboxHost {
         await group.exited;
         throw new SandboxRefused(refusalLine(entry.label, actual));
       }
-      const writable = report.narrowed.length
+      const narrowed = report.narrowed.length
         ? [
           `new entries cannot be made directly in ${
             report.narrowed.join(", ")
           } (they lead to a protected path; no mount namespace here)`,
         ]
         : [];
-      settle({ ...actual, missing: [...actual.missing, ...writable] });
+      const writable = report.writable?.length
+        ? [`${report.writable.join(", ")} can be changed (no mount namespace here to make them read-only)`]
+        : [];
+      settle({ ...actual, missing: [...actual.missing, ...narrowed, ...writable] });
     }
     return { group, hint: (tail) => failureHint(policy, this.#effective.get(entry.label) ?? forecast, tail) };
   }

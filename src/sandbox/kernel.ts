@@ -51,6 +51,8 @@ const MS = {
   NODEV: 4,
   NOEXEC: 8,
   REMOUNT: 32,
+  NOATIME: 1024,
+  NODIRATIME: 2048,
   BIND: 4096,
   REC: 16384,
   PRIVATE: 1 << 18,
@@ -70,9 +72,9 @@ export function installSeccomp(c: Libc, mode: SeccompNet): string | undefined {
 /**
  * A new user namespace (the user's own uid and gid mapped) holding a new network namespace
  * (`net`, its loopback brought up) and/or a mount namespace (`hide`: protected paths covered by
- * empty read-only mounts). The number of paths hidden, or why there is no namespace.
+ * mounts, `hideByMounts`). The number of paths covered, or why there is no namespace.
  */
-export function enterNamespaces(c: Libc, net: boolean, hide: string[]): { mounts: number } | string {
+export function enterNamespaces(c: Libc, net: boolean, hide: FsRule[]): { mounts: number } | string {
   const uid = process.getuid!();
   const gid = process.getgid!();
   const r = c.call("unshare", CLONE_NEWUSER | (net ? CLONE_NEWNET : 0) | (hide.length ? CLONE_NEWNS : 0));
@@ -97,7 +99,7 @@ export function expandRules(rules: readonly FsRule[]): FsRule[] {
   for (const r of rules) {
     for (const p of expandGlob(r.path, list)) {
       try {
-        out.push({ path: realpathSync(p), level: r.level });
+        out.push({ path: realpathSync(p), level: r.level, ...(r.soft ? { soft: true } : {}) });
       } catch {
         // does not exist: nothing to grant, nothing to protect
       }
@@ -190,19 +192,42 @@ export function loopbackUp(c: Libc): void {
   c.call("close", fd);
 }
 
-/** Cover each path with an empty read-only mount (a tmpfs, or /dev/null over a file); how many worked. */
-export function hideByMounts(c: Libc, paths: string[]): number {
+/**
+ * The flags of the mount `target` lies on that a user namespace may not drop (nosuid, nodev,
+ * noexec, the atime mode): a remount must repeat them. From `statfs`'s `f_flags` (offset 80 on
+ * both architectures), whose `ST_*` bits are the `MS_*` ones but for relatime.
+ */
+function lockedFlags(c: Libc, target: Uint8Array): number {
+  const buf = new BigUint64Array(16);
+  if (c.call("statfs", c.address(target), c.address(buf)) < 0) return 0;
+  const st = Number(buf[10]);
+  const ST_RELATIME = 4096;
+  const MS_RELATIME = 1 << 21;
+  return (st & (MS.NOSUID | MS.NODEV | MS.NOEXEC | MS.NOATIME | MS.NODIRATIME)) |
+    (st & ST_RELATIME ? MS_RELATIME : 0);
+}
+
+/**
+ * Cover each denied path with an empty read-only mount (a tmpfs, or /dev/null over a file) and
+ * each read-only one with a read-only mount of itself; how many worked (0 unless all did).
+ */
+export function hideByMounts(c: Libc, rules: FsRule[]): number {
   const none = cString("none");
   c.call("mount", c.address(none), c.address(cString("/")), 0, MS.REC | MS.PRIVATE, 0);
   let done = 0;
   const tmpfs = cString("tmpfs");
   const devnull = cString("/dev/null");
-  for (const p of paths) {
+  for (const { path: p, level } of rules) {
     const target = cString(p);
     const dir = fsView.isDir(p);
     if (dir === undefined) continue;
     let r: number;
-    if (dir) {
+    if (level === "read") {
+      // itself, read-only: what is there stays readable, nothing in it can be changed or replaced
+      const kept = lockedFlags(c, target);
+      r = c.call("mount", c.address(target), c.address(target), 0, MS.BIND, 0);
+      if (r === 0) r = c.call("mount", 0, c.address(target), 0, MS.BIND | MS.REMOUNT | MS.RDONLY | kept, 0);
+    } else if (dir) {
       const opts = cString("mode=000,size=4k");
       r = c.call(
         "mount",
@@ -220,7 +245,7 @@ export function hideByMounts(c: Libc, paths: string[]): number {
     }
     if (r === 0) done++;
   }
-  return done === paths.length ? done : 0;
+  return done === rules.length ? done : 0;
 }
 
 /** No capabilities (inside the new user namespace or as root), no new privileges, no core dumps. */

@@ -65,6 +65,11 @@ const RANK: Record<Level, number> = { deny: 0, read: 1, write: 2 };
 export interface FsRule {
   path: string;
   level: Level;
+  /**
+   * Protected only where a mount can do it (the adapter's own policy files inside a writable
+   * workspace): without one it stays writable rather than narrow every directory above it.
+   */
+  soft?: boolean;
 }
 
 export interface Entry {
@@ -128,8 +133,8 @@ const within = (p: string, dir: string) => dir === "/" || p === dir || p.startsW
 /**
  * The Landlock rules for `rules` (absolute, normalized paths; `/` should be among them: the
  * default for everything). `hide(path)` says whether a protected path inside a writable one is
- * covered another way (an empty mount in the sandbox's own mount namespace); when it is not,
- * the writable path is expanded around it like any other.
+ * covered another way (an empty or a read-only mount in the sandbox's own mount namespace); when
+ * it is not, the writable path is expanded around it like any other.
  */
 export function planLandlock(
   input: readonly FsRule[],
@@ -143,7 +148,7 @@ export function planLandlock(
   const hidden: string[] = [];
   for (const [p, l] of byPath) {
     const up = parentOf(p);
-    if (l === "deny" && up !== undefined && levelOf(up) === "write" && hide(p)) hidden.push(p);
+    if (l !== "write" && up !== undefined && levelOf(up) === "write" && hide(p)) hidden.push(p);
   }
   for (const h of hidden) byPath.delete(h);
 

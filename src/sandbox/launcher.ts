@@ -8,7 +8,8 @@
  * 1. a user namespace (with the user's own uid and gid mapped) holding a new network namespace
  *    (`network: none`; its own loopback is brought up so a server can talk to itself) and/or a new
  *    mount namespace (where a protected path lies inside a writable one: it is covered by an
- *    empty read-only mount), when the process has one thread and the kernel allows it;
+ *    empty read-only mount, or a read-only path by a read-only mount of itself), when the process
+ *    has one thread and the kernel allows it;
  * 2. every capability dropped, no new privileges, no core dumps;
  * 3. Landlock with every right the running ABI knows (see `landlock.ts`), TCP connect only to the
  *    egress proxy's port for a destination list, and signal and abstract-socket scoping (ABI 6);
@@ -54,6 +55,8 @@ export interface LaunchReport {
   mounts: number;
   /** Directories whose new entries are out of reach (see `landlock.ts`). */
   narrowed: string[];
+  /** Read-only files left writable: no mount namespace to protect them with (`FsRule.soft`). */
+  writable?: string[];
   refused?: string;
   /** execve failed: why. */
   exec?: string;
@@ -63,8 +66,11 @@ const F_SETFD = 2;
 const FD_CLOEXEC = 1;
 const REPORT_FD = 3;
 
-/** Paths that are protected but lie in a writable area: candidates for an empty mount. */
-export function coveredByWrite(rules: readonly FsRule[]): string[] {
+/**
+ * Paths that are protected but lie in a writable area: candidates for a mount (an empty one over
+ * what is denied, a read-only one of itself over what may only be read).
+ */
+export function coveredByWrite(rules: readonly FsRule[]): FsRule[] {
   const levels = new Map(rules.map((r) => [r.path, r.level]));
   const nearest = (p: string) => {
     for (let q = p; q !== "/";) {
@@ -74,10 +80,12 @@ export function coveredByWrite(rules: readonly FsRule[]): string[] {
     }
     return undefined;
   };
-  // a protected path with something re-opened inside it is left to Landlock (a mount would hide both)
-  const reopened = (p: string) => rules.some((r) => r.level !== "deny" && r.path.startsWith(p + "/"));
-  return rules.filter((r) => r.level === "deny" && nearest(r.path) === "write" && !reopened(r.path))
-    .map((r) => r.path);
+  // a protected path with something re-opened inside it is left to Landlock (a mount would cover both)
+  const reopened = (r: FsRule) =>
+    rules.some((q) =>
+      q.path.startsWith(r.path + "/") && (r.level === "deny" ? q.level !== "deny" : q.level === "write")
+    );
+  return rules.filter((r) => r.level !== "write" && nearest(r.path) === "write" && !reopened(r));
 }
 
 export function runLauncher(argv: string[]): number {
@@ -126,9 +134,13 @@ export function runLauncher(argv: string[]): number {
   if (!wantNet) delete report.caps.why.namespace;
   dropPrivileges(c);
 
-  const hidden = new Set(report.mounts ? wantMounts : []);
+  const hidden = new Set(report.mounts ? wantMounts.map((r) => r.path) : []);
+  // without the mounts, what is protected only where a mount can do it stays writable (said)
+  const soft = report.mounts ? [] : wantMounts.filter((r) => r.soft && r.level === "read");
+  if (soft.length) report.writable = soft.map((r) => r.path);
+  const landlockFs = soft.length ? fs.filter((r) => !soft.includes(r)) : fs;
   if (abi > 0 && (fs.length > 0 || plan.network.mode !== "all")) {
-    const r = applyLandlock(c, abi, fs, { ...plan, namespace: report.caps.namespace }, hidden);
+    const r = applyLandlock(c, abi, landlockFs, { ...plan, namespace: report.caps.namespace }, hidden);
     if (typeof r === "string") report.caps.why.landlock = r;
     else Object.assign(report, r, { caps: { ...report.caps, landlockAbi: abi } });
   }

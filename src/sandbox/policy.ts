@@ -7,7 +7,9 @@
  *   decides; on one path a declared line beats a default and `deny_read` beats `read`.
  * - writes: the entry's private TMPDIR, the package managers' caches, what `write:` names, and for
  *   `trust: full` servers and command tools also the workspace (unless it is `/` or the home
- *   directory: a host started there has no project); a few devices (`/dev/null`, …).
+ *   directory: a host started there has no project); a few devices (`/dev/null`, …). Never, unless
+ *   `write:` names them: the adapter's own `hermit.yaml` and `hermit.lock`, which say how it is
+ *   confined (an adapter kept inside the workspace would otherwise rewrite its own policy).
  * - network: `all` for `trust: full` servers and command tools, `none` for untrusted ones, unless
  *   `network:` says otherwise (a list goes through hermit's egress proxy).
  */
@@ -17,6 +19,9 @@ import { interpolateString, type InterpolationContext } from "../manifest/interp
 import type { Destination, SandboxSettings, Trust } from "../manifest/types.ts";
 import type { FsRule, Level } from "./landlock.ts";
 import { defaultSecrets } from "./secrets.ts";
+
+/** The files that decide an adapter's confinement: read-only to what it starts. */
+export const POLICY_FILES = ["hermit.yaml", "hermit.lock"];
 
 export type NetworkRule = { mode: "all" } | { mode: "none" } | { mode: "allow"; allow: Destination[] };
 
@@ -195,6 +200,8 @@ export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
   for (const dir of new Set([ctx.adapterDir, ...ctx.servedAdapters])) {
     put(path.posix.join(dir, ".serve"), "deny", false);
   }
+  const policyFiles = POLICY_FILES.map((f) => path.posix.join(ctx.adapterDir, f));
+  for (const f of policyFiles) put(f, "read", false);
   for (const d of DEVICES) put(d, "write", false);
   for (const c of caches) put(c.path, "write", false);
   // the workspace is a project: `/` or the home directory (a host started in either) is not one
@@ -213,7 +220,11 @@ export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
     label: entry.label,
     off: s.off,
     require: s.require || ctx.requireAll,
-    fs: [...rules].map(([p, r]) => ({ path: p, level: r.level })),
+    fs: [...rules].map(([p, r]) => ({
+      path: p,
+      level: r.level,
+      ...(!r.declared && policyFiles.includes(p) ? { soft: true } : {}),
+    })),
     network: net === "all" || net === "none" ? { mode: net } : { mode: "allow", allow: net },
     networkDeclared,
     tmpDir: ctx.tmpDir,

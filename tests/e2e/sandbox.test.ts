@@ -321,6 +321,9 @@ describe("a protected path inside a writable workspace", { skip: ready.skip }, (
         "        const out = {};",
         "        try { out.token = fs.readFileSync(p.join(ws, 'shared/.serve/endpoint'), 'utf8'); } catch (e) { out.token = e.code; }",
         "        try { fs.writeFileSync(p.join(ws, 'new-' + process.pid), 'x'); out.create = 'ok'; } catch (e) { out.create = e.code; }",
+        "        const own = p.join(ws, 'tools-adapter/hermit.yaml'), same = fs.readFileSync(own);",
+        "        try { fs.appendFileSync(own, '# sandbox: off\\n'); out.manifest = 'ok'; } catch (e) { out.manifest = e.code; }",
+        "        try { fs.writeFileSync(own + '.new', same); fs.renameSync(own + '.new', own); out.replace = 'ok'; } catch (e) { out.replace = e.code; }",
         "        process.stdout.write(JSON.stringify(out));",
       ].join("\n") + "\n",
     );
@@ -343,7 +346,7 @@ describe("a protected path inside a writable workspace", { skip: ready.skip }, (
   });
 
   for (const flavor of flavors()) {
-    it(`${flavor}: the token stays unread; new files at the top of the workspace as far as the kernel allows`, async () => {
+    it(`${flavor}: the token stays unread, the adapter's manifest unchanged; new files at the top of the workspace as far as the kernel allows`, async () => {
       const r = await runHermit(["call", dir, "touch"], { flavor, cwd: ws, env, timeoutMs: 60_000 });
       assert.equal(r.code, 0, r.stderr);
       const got = JSON.parse(r.stdout);
@@ -352,7 +355,13 @@ describe("a protected path inside a writable workspace", { skip: ready.skip }, (
         // the compiled launcher gets a mount namespace: the token is covered, the workspace whole
         assert.equal(got.create, "ok", r.stderr);
         assert.doesNotMatch(r.stderr, /new entries cannot be made/);
+        // and the adapter's own manifest, which says how it is confined, is read-only to it
+        assert.equal(got.manifest, "EROFS", r.stdout);
+        assert.equal(got.replace, "EBUSY", r.stdout);
+        assert.doesNotMatch(readFileSync(path.join(dir, "hermit.yaml"), "utf8"), /^# sandbox: off$/m);
       } else {
+        // without one, it stays writable rather than narrow the workspace further: said
+        assert.match(r.stderr, new RegExp(`${dir}/hermit\\.yaml can be changed \\(no mount namespace here`));
         // without one, the directories leading to the token keep their existing entries only: said
         assert.equal(got.create, "EACCES");
         assert.match(

@@ -249,7 +249,33 @@ describe("which protected paths a mount covers", () => {
         { path: "/home/u/.aws", level: "deny" },
         { path: "/etc/shadow", level: "deny" },
       ]),
-      ["/home/u/.aws"],
+      [{ path: "/home/u/.aws", level: "deny" }],
     );
+  });
+
+  it("a read-only path inside a writable one too (a read-only mount of itself), unless a writable one is inside it", () => {
+    const rules: FsRule[] = [
+      { path: "/", level: "read" },
+      { path: "/work/p", level: "write" },
+      { path: "/work/p/tools/hermit.yaml", level: "read", soft: true },
+      { path: "/work/p/ref", level: "read" },
+      { path: "/work/p/ref/out", level: "write" },
+      { path: "/etc/hermit.yaml", level: "read" },
+    ];
+    assert.deepEqual(coveredByWrite(rules), [rules[2]]);
+  });
+
+  it("a hidden read-only path leaves its writable directory whole for Landlock (the mount keeps it read-only)", () => {
+    const rules: FsRule[] = [
+      { path: "/", level: "read" },
+      { path: "/home/u/proj", level: "write" },
+      { path: "/home/u/proj/hermit.yaml", level: "read" },
+    ];
+    const fs = tree([...HOME, "/home/u/proj/hermit.yaml"]);
+    const mounted = planLandlock(rules, 5, fs, (p) => p === "/home/u/proj/hermit.yaml");
+    assert.deepEqual(mounted.hidden, ["/home/u/proj/hermit.yaml"]);
+    assert.deepEqual(mounted.narrowed, []);
+    const unmounted = planLandlock(rules, 5, fs);
+    assert.deepEqual(unmounted.narrowed, ["/home/u/proj"], "without the mount, Landlock narrows around it");
   });
 });

@@ -60,6 +60,23 @@ describe("resolvePolicy: defaults", () => {
     }
   });
 
+  it("never writes the adapter's own hermit.yaml and hermit.lock (protected where a mount can), unless write: names them", () => {
+    for (const p of [untrusted, full, tool]) {
+      for (const f of ["hermit.yaml", "hermit.lock"]) {
+        const rule = p.fs.find((r) => r.path === `/work/adapters/notes/${f}`);
+        assert.deepEqual(rule, { path: `/work/adapters/notes/${f}`, level: "read", soft: true });
+      }
+    }
+    const opened = resolvePolicy(
+      { label: "tools.t", kind: "tool", trust: "full", settings: settings({ write: ["hermit.yaml"] }) },
+      ctx,
+    );
+    assert.deepEqual(opened.fs.find((r) => r.path === "/work/adapters/notes/hermit.yaml"), {
+      path: "/work/adapters/notes/hermit.yaml",
+      level: "write",
+    });
+  });
+
   it("writes its private TMPDIR, the package caches and the devices; the workspace only for full trust and tools", () => {
     for (const p of [untrusted, full, tool]) {
       assert.equal(levelAt(p.fs, ctx.tmpDir), "write");
