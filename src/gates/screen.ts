@@ -7,12 +7,15 @@
  * reaches the network (a path component such as `/opt/nc/server` is not a command) or a
  * `/dev/tcp/` path; persistence is a write to a login file, SSH keys, cron and the like (reading
  * is not writing: `source ~/.bashrc` passes, `>> ~/.bashrc` does not). Nested shells,
- * substitutions, `eval`, `find -exec` and base64 tokens (`echo … | base64 -d | sh`) are followed.
+ * substitutions, `eval`, `find -exec` and base64 tokens (`echo … | base64 -d | sh`) are followed;
+ * the arguments after a `-c` script are its positional parameters, read where it expands them
+ * (`sh -c '"$@"' _ curl …`), and `${X:-word}` is read as its word (shell_expand.ts).
  * cmd and PowerShell payloads are searched as text, as Hermes does. This is the first line; the
  * sandbox is the wall, so no attempt is made to out-guess every encoding. Pure: argv in, verdict
  * out.
  */
 import { commandsRun, installsCrontab, writtenFiles } from "./shell_effects.ts";
+import { expandText, expandWord, type ShellParams, updateParams, usesParameterList } from "./shell_expand.ts";
 import { ASSIGNMENT, baseName, findShell, splitCommand, unwrap } from "./shell_unwrap.ts";
 import { parseShell, type Redirect, type SimpleCommand } from "./shell_words.ts";
 
@@ -92,6 +95,7 @@ const RESERVED = new Set(
   "if then else elif fi do done while until case esac for select function coproc { } ! [[ ]]".split(" "),
 );
 const DECLARERS = new Set(["export", "local", "declare", "typeset", "readonly"]);
+const NO_PARAMS = (): ShellParams => ({ vars: new Map(), positional: [] });
 /** A POSIX shell's "run this": `-c`, `-lc`, `-xec`, … */
 const POSIX_COMMAND_FLAG = /^-[a-zA-Z]*c[a-zA-Z]*$/;
 
@@ -125,8 +129,13 @@ function shellFinding(shell: string, args: readonly string[], depth: number): Fi
   const dev = args.map((a) => DEV_NET.exec(a)).find((m) => m);
   if (dev) return { shape: "egress", what: dev[0], encoded: false };
   const flag = args.findIndex((a) => POSIX_COMMAND_FLAG.test(a) || a === "--command");
-  const payload = flag < 0 ? undefined : args.slice(flag + 1).find((a) => !/^[-+]/.test(a));
-  return payload === undefined ? undefined : scriptFinding(payload, depth, false);
+  const at = flag < 0 ? -1 : args.findIndex((a, i) => i > flag && !/^[-+]/.test(a));
+  if (at < 0) return undefined;
+  const params: ShellParams = { vars: new Map(), positional: args.slice(at + 1) };
+  const f = scriptFinding(args[at], params, depth, false);
+  // a script that runs its parameter list in a way this reading loses: the list as a command
+  if (f || !usesParameterList(args[at])) return f;
+  return argvFinding(unwrap(args.slice(at + 2)).argv, [], depth + 1, false);
 }
 
 /** cmd's `^` and PowerShell's backtick escape letters; an empty pair of quotes joins words. */
@@ -147,33 +156,38 @@ function textFinding(text: string): Finding | undefined {
 }
 
 /** A POSIX shell script: each simple command, each substitution, and what hides in base64. */
-function scriptFinding(script: string, depth: number, encoded: boolean): Finding | undefined {
+function scriptFinding(
+  script: string,
+  params: ShellParams,
+  depth: number,
+  encoded: boolean,
+): Finding | undefined {
   if (depth > MAX_DEPTH) return undefined;
   const parsed = parseShell(script);
-  const vars = new Map<string, string>();
+  const positional = [...params.positional];
   for (const c of parsed.commands) {
-    const f = commandFinding(c, vars, depth, encoded);
+    const f = commandFinding(c, params, depth, encoded);
     if (f) return f;
   }
+  const inner = { vars: params.vars, positional };
   for (const sub of parsed.substitutions) {
-    const f = scriptFinding(sub, depth + 1, encoded);
+    const f = scriptFinding(sub, inner, depth + 1, encoded);
     if (f) return f;
   }
   const decoded = encoded ? "" : decodeBase64Tokens(script);
-  return decoded ? scriptFinding(decoded, depth + 1, true) : undefined;
+  return decoded ? scriptFinding(decoded, inner, depth + 1, true) : undefined;
 }
 
 function commandFinding(
   c: SimpleCommand,
-  vars: Map<string, string>,
+  params: ShellParams,
   depth: number,
   encoded: boolean,
 ): Finding | undefined {
-  // variables the script itself set (`F=~/.bashrc; echo x >> $F`) are followed
-  const expand = (w: string) =>
-    w.replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, (m, name: string) => vars.get(name) ?? m);
-  let words = c.words.map(expand);
-  const redirects = c.redirects.map((r) => ({ op: r.op, target: expand(r.target) }));
+  // variables the script set (`F=~/.bashrc; echo x >> $F`) and its parameters are followed
+  const vars = params.vars;
+  let words = c.words.flatMap((w) => expandWord(w, params));
+  const redirects = c.redirects.map((r) => ({ op: r.op, target: expandText(r.target, params) }));
   const dev = [...words, ...redirects.map((r) => r.target)].map((w) => DEV_NET.exec(w)).find((m) => m);
   if (dev) return { shape: "egress", what: dev[0], encoded };
   while (words.length && RESERVED.has(words[0])) words = words.slice(1);
@@ -183,6 +197,7 @@ function commandFinding(
     words.slice(1).filter((w) => ASSIGNMENT.test(w)).forEach(assign);
     words = [];
   }
+  updateParams(words, params);
   return argvFinding(unwrap(words).argv, redirects, depth, encoded);
 }
 
@@ -206,7 +221,7 @@ function argvFinding(
   const name = baseName(argv[0]).replace(/\.exe$/, "");
   const egress = EGRESS_COMMAND.exec([name, ...argv.slice(1)].join(" "));
   if (egress) return { shape: "egress", what: egress[0], encoded };
-  if (name === "eval") return scriptFinding(argv.slice(1).join(" "), depth + 1, encoded);
+  if (name === "eval") return scriptFinding(argv.slice(1).join(" "), NO_PARAMS(), depth + 1, encoded);
   for (const sub of commandsRun(argv)) {
     const f = argvFinding(unwrap(sub).argv, [], depth + 1, encoded);
     if (f) return f;

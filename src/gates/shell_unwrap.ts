@@ -6,11 +6,18 @@
  * is still found when it is given a command flag (`… sh -c '…'`, `… cmd /c …`). Pure.
  */
 
-/** Hermes's `_SHELL_INTERPRETERS`, plus the other common shells (and `su`/`runuser`, which run one). */
+/**
+ * Hermes's `_SHELL_INTERPRETERS`, plus the other shells that take `-c` (restricted, Korn, Almquist
+ * and POSIX variants; `su`/`runuser`, which run one). A version after the name counts too
+ * (`bash5.2`, `zsh-5.9`); `busybox sh` is unwrapped to `sh`.
+ */
 export const SHELL_INTERPRETERS: readonly string[] = (
   "bash sh zsh dash fish cmd cmd.exe powershell powershell.exe pwsh pwsh.exe " +
-  "ksh mksh ash csh tcsh bash.exe sh.exe zsh.exe su runuser"
+  "ksh mksh ash csh tcsh bash.exe sh.exe zsh.exe su runuser " +
+  "rbash rzsh rksh ksh93 pdksh oksh lksh yash posh hush bsh jsh"
 ).split(" ");
+/** A versioned shell name: `bash5.2`, `zsh-5.9`, `ksh2020`. */
+const VERSIONED = /^([a-z]+)-?\d[\d.]*(?:\.exe)?$/;
 
 /**
  * Wrappers: their options that take a value, positional operands before the command, and when
@@ -61,7 +68,13 @@ export function baseName(cmd: string): string {
   return cmd.split(/[\\/]/).pop()!.toLowerCase();
 }
 
-export const isShell = (word: string): boolean => SHELL_INTERPRETERS.includes(baseName(word));
+export const isShell = (word: string): boolean => SHELL_INTERPRETERS.includes(shellName(baseName(word)));
+
+/** A program's name without a version (`bash5.2` is `bash`); other names as they are. */
+function shellName(name: string): string {
+  const m = VERSIONED.exec(name);
+  return m && SHELL_INTERPRETERS.includes(m[1]) ? m[1] : name;
+}
 export const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 /** How a shell is told "run this": `-c`, `-lc`, `/c`, `-Command`, `-EncodedCommand`, … */
 export const COMMAND_FLAG =
@@ -161,11 +174,13 @@ function skipEnv(rest: string[]): string[] {
 
 /** The shell and its payload in `argv` (after unwrapping), if a shell runs one. */
 export function findShell(argv: readonly string[]): { shell: string; script: string[] } | undefined {
-  if (argv.length && isShell(argv[0])) return { shell: baseName(argv[0]), script: argv.slice(1) };
+  if (argv.length && isShell(argv[0])) return { shell: shellName(baseName(argv[0])), script: argv.slice(1) };
   for (let i = 1; i < argv.length; i++) {
     if (!isShell(argv[i])) continue;
     for (let j = i + 1; j < argv.length && /^[-/]/.test(argv[j]); j++) {
-      if (COMMAND_FLAG.test(argv[j])) return { shell: baseName(argv[i]), script: argv.slice(i + 1) };
+      if (COMMAND_FLAG.test(argv[j])) {
+        return { shell: shellName(baseName(argv[i])), script: argv.slice(i + 1) };
+      }
     }
   }
   return undefined;

@@ -60,6 +60,20 @@ export function closingParen(s: string, open: number): number {
   return s.length;
 }
 
+/** The index of the `}` closing the `{` at `open`, nested braces and quoted text skipped. */
+export function closingBrace(s: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < s.length; i++) {
+    const c = s[i];
+    if (c === "\\") i++;
+    else if (c === "'") i = end(s.indexOf("'", i + 1), s);
+    else if (c === '"') i = closingQuote(s, i + 1);
+    else if (c === "{") depth++;
+    else if (c === "}" && --depth === 0) return i;
+  }
+  return s.length;
+}
+
 function end(i: number, s: string): number {
   return i < 0 ? s.length : i;
 }
@@ -166,7 +180,7 @@ export function parseShell(src: string): ParsedScript {
       add(src.slice(i, close + 1));
       i = close + 1;
     } else if (c === "$" && src[i + 1] === "{") {
-      const close = end(src.indexOf("}", i + 2), src);
+      const close = closingBrace(src, i + 1);
       add(src.slice(i, close + 1));
       i = close + 1;
     } else if (c === "`") {

@@ -110,6 +110,30 @@ describe("gate 1: a hostile adapter is refused, the rest still serves", () => {
   }
 });
 
+describe("gate 1: check refuses payloads in positional arguments, default values and rbash", () => {
+  const tmp = tempDir("hermit-gates-");
+  after(() => tmp.cleanup());
+  const cases: [string, RegExp][] = [
+    ["egress-positional-args.yaml", /bash payload has network egress \('curl'\)/],
+    ["persist-positional-args.yaml", /sh payload writes to \.ssh\//],
+    ["egress-default-value.yaml", /bash payload has network egress \('curl'\)/],
+    ["egress-rbash.yaml", /rbash payload has network egress \('curl'\)/],
+  ];
+  for (const [f, reason] of cases) {
+    it(`${f}: check --static exits 4 and names the refused entry`, async () => {
+      const dir = path.join(tmp.path, f.replace(/\.yaml$/, ""));
+      mkdirSync(dir);
+      copyFileSync(path.join(fixtures, "hostile", f), path.join(dir, "hermit.yaml"));
+      const r = await runHermit(["check", dir, "--static"], { timeoutMs: 60_000 });
+      assert.equal(r.code, 4, out(r));
+      const lines = out(r).split("\n").filter((l) => l.includes("refused: "));
+      assert.equal(lines.length, 1, out(r));
+      assert.match(lines[0], /refused: mcp_servers\.evil: /);
+      assert.match(lines[0], reason);
+    });
+  }
+});
+
 describe("gate 1: screening right before the spawn, on interpolated values", () => {
   const tmp = tempDir("hermit-gates-");
   const reaper = new Reaper();
