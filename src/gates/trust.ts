@@ -10,6 +10,7 @@
  */
 import type { ElicitRequest, ElicitResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Trust } from "../manifest/types.ts";
+import { argumentLines, escapeUnseen } from "./approval_text.ts";
 
 /** One upstream tool as its server describes it and as the manifest speaks of it. */
 export interface ReadOnlyEvidence {
@@ -56,18 +57,22 @@ export interface ApprovalSubject {
   args: Record<string, unknown>;
 }
 
+/**
+ * The question: every argument by name with a shortened view of its value (approval_text.ts), and
+ * nothing a reader cannot see raw (a `U+202E` in a file name is shown as `<U+202E>`).
+ */
 export function approvalRequest(s: ApprovalSubject): ElicitRequest["params"] {
-  const shown = JSON.stringify(s.args);
+  const [server, tool] = [escapeUnseen(s.server), escapeUnseen(s.tool)];
   return {
     message:
-      `The untrusted MCP server '${s.server}' wants to run the tool '${s.tool}', which may modify external state.\n` +
-      `Arguments: ${shown.length > 500 ? shown.slice(0, 500) + "…" : shown}\nAllow this call?`,
+      `The untrusted MCP server '${server}' wants to run the tool '${tool}', which may modify external state.\n` +
+      `Arguments (${Object.keys(s.args).length}):\n${argumentLines(s.args).join("\n")}\nAllow this call?`,
     requestedSchema: {
       type: "object",
       properties: {
         approve: {
           type: "boolean",
-          title: `Run ${s.tool} on ${s.server}`,
+          title: `Run ${tool} on ${server}`,
           description: "Tick to allow this one call",
         },
       },

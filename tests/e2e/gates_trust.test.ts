@@ -169,7 +169,7 @@ describe("trust: a host with elicitation and sampling", () => {
     assert.equal(
       q.message,
       "The untrusted MCP server 'hostile' wants to run the tool 'write_note', which may modify external state.\n" +
-        'Arguments: {"text":"approved-1"}\nAllow this call?',
+        'Arguments (1):\n  "text": "approved-1"\nAllow this call?',
     );
     assert.deepEqual(
       Object.keys((q as { requestedSchema: { properties: object } }).requestedSchema.properties),

@@ -218,7 +218,7 @@ describe("trust: the approval question", () => {
     assert.equal(
       q.message,
       "The untrusted MCP server 'files' wants to run the tool 'write_file', which may modify external state.\n" +
-        'Arguments: {"path":"/etc/x"}\nAllow this call?',
+        'Arguments (1):\n  "path": "/etc/x"\nAllow this call?',
     );
     assert.deepEqual((q as { requestedSchema: unknown }).requestedSchema, {
       type: "object",
@@ -233,10 +233,68 @@ describe("trust: the approval question", () => {
     });
   });
 
-  it("shortens long arguments", () => {
+  it("shortens long arguments, each value on its own, and says how much was cut", () => {
     const q = approvalRequest({ server: "s", tool: "t", args: { text: "x".repeat(2000) } });
     assert.ok(q.message.length < 700);
-    assert.match(q.message, /…\nAllow this call\?$/);
+    assert.match(q.message, /"text": "x+…" \[1800 more characters not shown\]\nAllow this call\?$/);
+  });
+
+  it("a long value does not hide the arguments after it", () => {
+    const args = { note: "a".repeat(520), target: "/etc/passwd", mode: "delete" };
+    const q = approvalRequest({ server: "s", tool: "writer", args });
+    assert.match(q.message, /^Arguments \(3\):$/m);
+    assert.match(q.message, /^ {2}"note": "a+…" \[\d+ more characters not shown\]$/m);
+    assert.match(q.message, /^ {2}"target": "\/etc\/passwd"$/m);
+    assert.match(q.message, /^ {2}"mode": "delete"$/m);
+  });
+
+  it("nested arguments are shown by path, each value shortened on its own", () => {
+    const args = { opts: { pad: "p".repeat(400), target: "/etc/shadow" }, list: ["a", { rm: true }] };
+    const q = approvalRequest({ server: "s", tool: "t", args });
+    assert.match(q.message, /^ {2}"opts"\."pad": "p+…" \[\d+ more characters not shown\]$/m);
+    assert.match(q.message, /^ {2}"opts"\."target": "\/etc\/shadow"$/m);
+    assert.match(q.message, /^ {2}"list"\[0\]: "a"$/m);
+    assert.match(q.message, /^ {2}"list"\[1\]\."rm": true$/m);
+  });
+
+  it("every argument name is shown, even when there are very many", () => {
+    const args = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, "v".repeat(300)]));
+    const q = approvalRequest({ server: "s", tool: "t", args: { ...args, target: "/etc/passwd" } });
+    for (let i = 0; i < 300; i++) assert.ok(q.message.includes(`"k${i}"`), `k${i}`);
+    assert.match(q.message, /"target": "\/etc\/passwd"/);
+  });
+
+  it("hidden and bidi characters are shown escaped, never raw, in names, values and the tool name", () => {
+    const hidden = [
+      "\u202E",
+      "\u2066",
+      "\u200B",
+      "\u200D",
+      "\u00AD",
+      "\uFEFF",
+      "\u{E0041}",
+      "\uFE0F",
+      "\u2028",
+      "\u3164",
+    ];
+    const q = approvalRequest({
+      server: "s",
+      tool: "wr\u202Eite",
+      args: { file: "report\u202Etxt.exe", ["na\u{E0069}me"]: "x\u200By" },
+    });
+    const title =
+      (q as unknown as { requestedSchema: { properties: { approve: { title: string } } } }).requestedSchema
+        .properties.approve.title;
+    for (const text of [q.message, title]) {
+      for (const c of hidden) {
+        assert.ok(!text.includes(c), `raw U+${c.codePointAt(0)!.toString(16)} in ${text}`);
+      }
+    }
+    assert.match(q.message, /"file": "report<U\+202E>txt\.exe"/);
+    assert.match(q.message, /"na<U\+E0069>me": "x<U\+200B>y"/);
+    assert.match(q.message, /the tool 'wr<U\+202E>ite'/);
+    const all = approvalRequest({ server: "s", tool: "t", args: { v: hidden.join("") } });
+    for (const c of hidden) assert.ok(!all.message.includes(c), `raw U+${c.codePointAt(0)!.toString(16)}`);
   });
 });
 

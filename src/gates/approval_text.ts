@@ -1,0 +1,67 @@
+/**
+ * The arguments of a call as the approval question (gate 5) shows them: every argument by name,
+ * nested ones by path (`"opts"."target"`), one per line, each value shortened on its own and
+ * saying how much was cut, so a long value cannot push the others out of view. Characters a
+ * reader cannot see or that reorder text (controls, bidi controls and marks, zero-width and TAG
+ * characters, selectors, fillers, white space other than a plain space) are shown as `<U+XXXX>`,
+ * never raw. Pure.
+ */
+
+/** Characters of one value shown before it is cut. */
+export const VALUE_CHARS = 200;
+/** Characters of one argument name shown before it is cut. */
+export const NAME_CHARS = 100;
+/** Nested values are listed by path until this many lines; deeper or later ones as shortened JSON. */
+const MAX_LINES = 200;
+const MAX_DEPTH = 4;
+
+/** What a reader does not see as itself: other categories, separators, selectors, fillers. */
+const UNSEEN =
+  /[\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Cn}\p{Zl}\p{Zp}\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\uFE00-\uFE0F\u{E0100}-\u{E01EF}\u115F\u1160\u3164\uFFA0\u2800]/gu;
+
+/** `text` with every unseen character as `<U+XXXX>`. */
+export function escapeUnseen(text: string): string {
+  return text.replace(UNSEEN, (c) => `<U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}>`);
+}
+
+/** The argument lines, indented by two spaces; `(none)` for no arguments. */
+export function argumentLines(args: Record<string, unknown>): string[] {
+  const lines: string[] = [];
+  const walk = (path: string, value: unknown, depth: number): void => {
+    const entries = value && typeof value === "object" ? Object.entries(value) : [];
+    if (!entries.length || depth >= MAX_DEPTH || lines.length >= MAX_LINES) {
+      lines.push(`  ${path}: ${shortValue(value)}`);
+      return;
+    }
+    for (const [k, v] of entries) {
+      walk(Array.isArray(value) ? `${path}[${k}]` : `${path}.${shortName(k)}`, v, depth + 1);
+    }
+  };
+  for (const [k, v] of Object.entries(args)) walk(shortName(k), v, 0);
+  return lines.length ? lines : ["  (none)"];
+}
+
+function shortName(name: string): string {
+  const { text, cut } = shorten(name, NAME_CHARS);
+  return escapeUnseen(JSON.stringify(text).slice(0, -1) + (cut ? `…"[${cut} more characters]` : '"'));
+}
+
+function shortValue(value: unknown): string {
+  if (typeof value === "string") {
+    const { text, cut } = shorten(value, VALUE_CHARS);
+    return escapeUnseen(JSON.stringify(text).slice(0, -1) + (cut ? `…" ${notShown(cut)}` : '"'));
+  }
+  const json = JSON.stringify(value) ?? String(value);
+  const { text, cut } = shorten(json, VALUE_CHARS);
+  return escapeUnseen(cut ? `${text}… ${notShown(cut)}` : text);
+}
+
+const notShown = (cut: number) => `[${cut} more characters not shown]`;
+
+/** The first `max` code points of `s`, and how many more there were. */
+function shorten(s: string, max: number): { text: string; cut: number } {
+  const chars = Array.from(s);
+  return chars.length <= max
+    ? { text: s, cut: 0 }
+    : { text: chars.slice(0, max).join(""), cut: chars.length - max };
+}
