@@ -1,174 +1,160 @@
 /**
- * Gate 3, the description scan: tool, parameter and prompt descriptions and the server's
- * `initialize.instructions` are searched for prompt-injection phrasing (Hermes's ten patterns,
- * pattern 1 widened to its paraphrase family, pattern 4 to the start of a line or sentence,
- * pattern 6 narrowed to concealment from the user), further concealment phrasing, and hidden
- * Unicode (unicode.ts: TAG characters outside emoji flags, bidi controls and marks, zero-width
- * characters outside emoji and script joins, soft hyphens, selector runs). Phrasing is matched
- * after hidden characters are removed and look-alikes folded (NFKC for fullwidth forms, Cyrillic
- * and Greek homoglyphs), so `ig\u00ADnore`, `іgnore` and `ｉｇｎｏｒｅ` read `ignore`. Findings are
- * reported, never blocking. Pure.
+ * Gate 3, the description scan, over definitions: every string a host shows the model from a
+ * tool, a prompt, a resource or a resource template is scanned with the same rules
+ * (scan_text.ts): names, titles and descriptions, and the input and output schemas walked fully
+ * (nested `properties`, `items`, `anyOf`/`oneOf`/`allOf`, `$defs`, …), with the strings of
+ * `default`, `examples`, `enum`, `const` and any other keyword, and the property names (read as
+ * words: `IGNORE_ALL_PREVIOUS_INSTRUCTIONS` and `ignorePreviousRules` are phrases). Findings are
+ * reported (logged, listed by `hermit check` and `hermit tools`), never blocking. Pure.
  */
-import { findHidden, foldForMatching, HIDDEN_NAMES } from "./unicode.ts";
+import { type ScanFinding, scanText, visible } from "./scan_text.ts";
 
-/** Up to `n` words of filler between the words a phrase is made of ("ignore ALL of the previous …"). */
-const gap = (n: number) => String.raw`(?:\W+\w+){0,${n}}?\W+`;
-const GAP = gap(4);
-const NOT = String.raw`(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not|shouldn'?t)`;
-const SAY = String.raw`(?:tell|inform|mention|reveal|disclose|say|show|notify|alert)`;
-const USER = String.raw`(?:the\s+)?(?:user|users|human|humans|operator|anyone|anybody)\b`;
-
-/**
- * Hermes's `_MCP_INJECTION_PATTERNS`, in its order: 1 widened to the paraphrase family
- * (ignore / disregard / forget / override × all / any / the … × previous / prior / above … ×
- * instructions / directives / rules …, with words between), 4 only where a line or sentence
- * starts ("Operating system: Linux" is not a role marker), 6 narrowed to hiding things from the
- * user ("do not reveal internal IDs" is an ordinary instruction; "never mention this to the user"
- * and "do not mention that notes are copied" are not).
- */
-export const INJECTION_PATTERNS: readonly RegExp[] = [
-  new RegExp(
-    String.raw`\b(?:ignore|disregard|forget|override)${gap(6)}` +
-      String.raw`(?:previous|prior|above|earlier|preceding|foregoing|former|original|initial|system)${
-        gap(3)
-      }?` +
-      String.raw`(?:instructions?|directives?|rules|guidelines|prompts?|commands|context)\b|` +
-      String
-        .raw`\b(?:ignore|disregard|forget)\W+(?:all|everything)\W+(?:(?:said|written|stated)\W+)?(?:above|before)\b`,
-    "i",
-  ),
-  /you\s+are\s+now\s+a/i,
-  /your\s+new\s+(task|role|instructions?)\s+(is|are)/i,
-  /(?:^|[\n.!?]\s*)system\s*:\s*/i,
-  /<\s*(system|human|assistant)\s*>/i,
-  new RegExp(
-    String
-      .raw`\b${NOT}\s+${SAY}\b(?:${GAP}?(?:to\s+|from\s+)?${USER}|\s+(?:that|what|how|where|this|these)\b)`,
-    "i",
-  ),
-  /(curl|wget|fetch)\s+https?:\/\//i,
-  /base64\.(b64decode|decodebytes)/i,
-  /exec\s*\(|eval\s*\(/i,
-  /import\s+(subprocess|os|shutil|socket)/i,
-];
-
-/** Concealment phrasing beyond pattern 6. */
-export const CONCEALMENT_PATTERNS: readonly RegExp[] = [
-  /\b(?:don'?t|do\s+not|never)\s+(?:let|show|alert|notify|warn)\s+the\s+user/i,
-  /without\s+(?:telling|informing|notifying|alerting|asking)\s+the\s+user/i,
-  /\bthe\s+user\s+(?:must|should)\s+(?:not|never)\s+(?:know|see|be\s+told)/i,
-  /\bkeep\s+(?:this|it)\s+(?:a\s+)?(?:secret|hidden|confidential)\b/i,
-  /\bhide\s+(?:this|it)\s+from\s+the\s+user/i,
-  /\b(?:secretly|silently|quietly|covertly)\s+(?:send|forward|upload|exfiltrate|include|append|copy|read)/i,
-];
-
-/** The hidden-Unicode rules by name, in the order findings are reported. */
-export const HIDDEN_UNICODE: readonly string[] = [...new Set(Object.values(HIDDEN_NAMES))];
-
-export interface ScanFinding {
-  /** Where: e.g. `tool read_file`, `tool read_file parameter path`, `instructions`. */
-  where: string;
-  /** Which rule matched. */
-  rule: string;
-  /** About 200 characters around the match, hidden characters made visible. */
-  excerpt: string;
-}
-
-const EXCERPT = 200;
-
-export function scanText(where: string, text: string | undefined): ScanFinding[] {
-  if (!text) return [];
-  const out: ScanFinding[] = [];
-  const hit = (rule: string, index: number) => out.push({ where, rule, excerpt: excerpt(text, index) });
-  const { folded, origin } = foldForMatching(text);
-  INJECTION_PATTERNS.forEach((re, i) => {
-    const m = re.exec(folded);
-    if (m) hit(`injection pattern ${i + 1} (${re.source})`, origin[m.index] ?? 0);
-  });
-  for (const re of CONCEALMENT_PATTERNS) {
-    const m = re.exec(folded);
-    if (m) hit(`concealment phrasing (${m[0]})`, origin[m.index] ?? 0);
-  }
-  const hidden = findHidden(text);
-  for (const name of HIDDEN_UNICODE) {
-    const first = hidden.find((h) => HIDDEN_NAMES[h.cls] === name);
-    if (first) hit(`hidden ${name}`, first.index);
-  }
-  return out;
-}
-
-function excerpt(text: string, index: number): string {
-  const start = Math.max(0, index - 60);
-  const slice = text.slice(start, start + EXCERPT);
-  return (start > 0 ? "…" : "") + visible(slice) + (start + EXCERPT < text.length ? "…" : "");
-}
-
-/** Hidden characters as `<U+XXXX>` so a log reader can see them. */
-export function visible(s: string): string {
-  const hidden = findHidden(s);
-  let out = "";
-  let last = 0;
-  for (const h of hidden) {
-    out += s.slice(last, h.index) +
-      `<U+${h.char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}>`;
-    last = h.index + h.char.length;
-  }
-  return (out + s.slice(last)).replace(/\s+/g, " ");
-}
+export {
+  CONCEALMENT_PATTERNS,
+  HIDDEN_UNICODE,
+  INJECTION_PATTERNS,
+  type ScanFinding,
+  scanText,
+  visible,
+} from "./scan_text.ts";
 
 interface Describable {
   name: string;
   title?: string;
   description?: string;
   inputSchema?: unknown;
+  outputSchema?: unknown;
   annotations?: { title?: string };
 }
 
 /** Schema keywords whose value is one subschema, and those holding a list or a map of them. */
-const SUBSCHEMA = ["items", "additionalProperties", "not", "if", "then", "else", "contains"];
+const SUBSCHEMA = [
+  "items",
+  "additionalProperties",
+  "not",
+  "if",
+  "then",
+  "else",
+  "contains",
+  "propertyNames",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "additionalItems",
+  "contentSchema",
+];
 const SUBSCHEMA_LISTS = ["anyOf", "oneOf", "allOf", "prefixItems"];
-const SUBSCHEMA_MAPS = ["properties", "patternProperties", "$defs", "definitions"];
+const SUBSCHEMA_MAPS = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
+/** Maps whose keys are property names a host shows. */
+const NAMED = ["properties", "patternProperties"];
+/** How deep the strings of a value (`default: {…}`) are searched. */
+const MAX_VALUE_DEPTH = 8;
 
-/** A tool's description and title and every description and title inside its input schema. */
-export function scanTool(tool: Describable, label = `tool ${tool.name}`): ScanFinding[] {
-  const out = [
-    ...scanText(label, tool.description),
-    ...scanText(`${label} title`, tool.title),
-    ...scanText(`${label} title`, tool.annotations?.title),
-  ];
-  const seen = new Set<unknown>();
-  const walk = (schema: unknown, path: string): void => {
-    if (!schema || typeof schema !== "object" || seen.has(schema)) return;
-    seen.add(schema);
-    const s = schema as Record<string, unknown>;
-    const at = path || "(schema)";
-    if (typeof s.description === "string") out.push(...scanText(`${label} parameter ${at}`, s.description));
-    if (typeof s.title === "string") out.push(...scanText(`${label} parameter ${at}`, s.title));
-    for (const key of SUBSCHEMA_MAPS) {
-      const map = s[key];
-      if (!map || typeof map !== "object" || Array.isArray(map)) continue;
-      for (const [k, v] of Object.entries(map)) {
-        walk(v, key === "properties" ? (path ? `${path}.${k}` : k) : `${path}${key}.${k}`);
+/** A name read as words (`IGNORE_ALL_PREVIOUS`, `ignorePrevious`, `ignore-previous`), then scanned. */
+export function scanName(where: string, name: string | undefined): ScanFinding[] {
+  if (!name) return [];
+  return scanText(where, name.replace(/[_\-.]+/g, " ").replace(/(\p{Ll})(\p{Lu})/gu, "$1 $2"));
+}
+
+/** Every string in a value, keys included (`default`, `examples`, `enum`, `const`, …): one finding per rule. */
+function scanStrings(where: string, value: unknown): ScanFinding[] {
+  const texts: string[] = [];
+  const collect = (v: unknown, depth: number): void => {
+    if (typeof v === "string") texts.push(v);
+    else if (v && typeof v === "object" && depth < MAX_VALUE_DEPTH) {
+      for (const [k, x] of Object.entries(v)) {
+        if (!Array.isArray(v)) texts.push(k);
+        collect(x, depth + 1);
       }
     }
-    for (const key of SUBSCHEMA) {
-      if (Array.isArray(s[key])) (s[key] as unknown[]).forEach((x) => walk(x, `${path}[]`));
-      else walk(s[key], key === "items" ? `${path}[]` : path);
-    }
-    for (const key of SUBSCHEMA_LISTS) {
-      if (Array.isArray(s[key])) (s[key] as unknown[]).forEach((x) => walk(x, path));
+  };
+  collect(value, 0);
+  const out = new Map<string, ScanFinding>();
+  for (const f of texts.flatMap((t) => scanText(where, t))) if (!out.has(f.rule)) out.set(f.rule, f);
+  return [...out.values()];
+}
+
+/** A JSON Schema walked fully: `prefix` is e.g. `tool read_file parameter`. */
+function scanSchema(prefix: string, schema: unknown): ScanFinding[] {
+  const out: ScanFinding[] = [];
+  const seen = new Set<unknown>();
+  const walk = (node: unknown, path: string): void => {
+    if (!node || typeof node !== "object" || Array.isArray(node) || seen.has(node)) return;
+    seen.add(node);
+    const s = node as Record<string, unknown>;
+    const at = path || "(schema)";
+    if (typeof s.description === "string") out.push(...scanText(`${prefix} ${at}`, s.description));
+    if (typeof s.title === "string") out.push(...scanText(`${prefix} ${at}`, s.title));
+    for (const [key, value] of Object.entries(s)) {
+      if (key === "description" || key === "title") continue;
+      if (SUBSCHEMA_MAPS.includes(key) && value && typeof value === "object" && !Array.isArray(value)) {
+        for (const [k, v] of Object.entries(value)) {
+          const name = visible(k);
+          const inner = NAMED.includes(key) ? (path ? `${path}.${name}` : name) : `${path}${key}.${name}`;
+          if (NAMED.includes(key)) out.push(...scanName(`${prefix} name ${inner}`, k));
+          walk(v, inner);
+        }
+      } else if (SUBSCHEMA.includes(key) || SUBSCHEMA_LISTS.includes(key)) {
+        const items = key === "items" || key === "prefixItems" || key === "additionalItems";
+        for (const x of Array.isArray(value) ? value : [value]) walk(x, items ? `${path}[]` : path);
+      } else out.push(...scanStrings(`${prefix} ${at} ${key}`, value));
     }
   };
-  walk(tool.inputSchema, "");
+  walk(schema, "");
   return out;
 }
 
-export function scanPrompt(
-  prompt: { name: string; description?: string; arguments?: { name: string; description?: string }[] },
-): ScanFinding[] {
-  const label = `prompt ${prompt.name}`;
+/** A tool: its name, description and titles, and its input and output schemas walked fully. */
+export function scanTool(tool: Describable, label = `tool ${visible(tool.name)}`): ScanFinding[] {
+  return [
+    ...scanText(label, tool.description),
+    ...scanText(`${label} title`, tool.title),
+    ...scanText(`${label} title`, tool.annotations?.title),
+    ...scanName(`${label} name`, tool.name),
+    ...scanSchema(`${label} parameter`, tool.inputSchema),
+    ...scanSchema(`${label} output`, tool.outputSchema),
+  ];
+}
+
+interface PromptDefinition {
+  name: string;
+  title?: string;
+  description?: string;
+  arguments?: { name: string; title?: string; description?: string }[];
+}
+
+/** A prompt: its name, title and description, and each argument's. */
+export function scanPrompt(prompt: PromptDefinition): ScanFinding[] {
+  const label = `prompt ${visible(prompt.name)}`;
   return [
     ...scanText(label, prompt.description),
-    ...(prompt.arguments ?? []).flatMap((a) => scanText(`${label} argument ${a.name}`, a.description)),
+    ...scanText(`${label} title`, prompt.title),
+    ...scanName(`${label} name`, prompt.name),
+    ...(prompt.arguments ?? []).flatMap((a) => {
+      const arg = `${label} argument ${visible(a.name)}`;
+      return [
+        ...scanText(arg, a.description),
+        ...scanText(`${arg} title`, a.title),
+        ...scanName(`${arg} name`, a.name),
+      ];
+    }),
+  ];
+}
+
+interface ResourceDefinition {
+  name: string;
+  title?: string;
+  description?: string;
+  uri?: string;
+  uriTemplate?: string;
+}
+
+/** A resource or a resource template: its name, title, description and URI. */
+export function scanResource(r: ResourceDefinition): ScanFinding[] {
+  const label = `resource ${r.uriTemplate !== undefined ? "template " : ""}${visible(r.name)}`;
+  return [
+    ...scanText(label, r.description),
+    ...scanText(`${label} title`, r.title),
+    ...scanName(`${label} name`, r.name),
+    ...scanText(`${label} uri`, r.uri ?? r.uriTemplate),
   ];
 }

@@ -144,8 +144,13 @@ export class Gateway {
     await Promise.race([Promise.allSettled(connecting), new Promise((r) => (timer = setTimeout(r, waitMs)))]);
     clearTimeout(timer);
     this.#catalog.scanInstructions();
-    // prompts are scanned when listed: list them now, so check and tools see the findings
-    if (this.capabilities().prompts) await this.content.listPrompts(true).catch(() => {});
+    // prompts and resources are scanned when listed: list them now, so check and tools see the findings
+    const caps = this.capabilities();
+    await Promise.all([
+      caps.prompts ? this.content.listPrompts(true).catch(() => {}) : undefined,
+      caps.resources ? this.content.listResources(true).catch(() => {}) : undefined,
+      caps.resources ? this.content.listResourceTemplates(true).catch(() => {}) : undefined,
+    ]);
   }
 
   async stop(): Promise<void> {

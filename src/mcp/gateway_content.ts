@@ -3,7 +3,8 @@
  * and its manifest entry allows them (`tools.resources`, `tools.prompts`, both on by default).
  * Lists are merged across servers; reads, subscriptions and gets go to the one server that owns
  * the item (listed it, or a template of its matches it), never to the others when it fails.
- * Everything returned is sanitized (gate 4) and prompt descriptions are scanned (gate 3).
+ * Everything returned is sanitized (gate 4); prompts, resources and resource templates are scanned
+ * (gate 3) when listed, each finding logged once.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type {
@@ -19,7 +20,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import { sanitizeContents, sanitizeErrorMessage, sanitizeValue } from "../gates/sanitize.ts";
 import { mcpMessageOf, messageOf } from "../errors.ts";
-import { scanPrompt } from "../gates/scan.ts";
+import { type ScanFinding, scanPrompt, scanResource } from "../gates/scan.ts";
 import { log } from "../log.ts";
 import type { SessionPeer } from "./gateway_requests.ts";
 import type { UpstreamConnection } from "./upstream.ts";
@@ -63,33 +64,41 @@ export class ContentRouter {
           );
           return [u, items];
         } catch (err) {
-          log.warn(`mcp_servers.${u.name}: listing ${kind} failed: ${sanitizeErrorMessage(messageOf(err))}`);
+          // a server that does not implement the method (templates are optional) lists nothing
+          if ((err as { code?: unknown }).code !== ErrorCode.MethodNotFound) {
+            log.warn(
+              `mcp_servers.${u.name}: listing ${kind} failed: ${sanitizeErrorMessage(messageOf(err))}`,
+            );
+          }
           return [u, []];
         }
       }),
     );
   }
 
-  async listResources(): Promise<ListResourcesResult> {
+  /** With `runningOnly` (the start-up scan), upstreams not started yet are not started for it. */
+  async listResources(runningOnly = false): Promise<ListResourcesResult> {
     const per = await this.#collect("resources", "resources/list", async (c, cursor) => {
       const r = await c.listResources(cursor ? { cursor } : undefined);
       return { items: r.resources, next: r.nextCursor };
-    });
+    }, runningOnly);
     const resources = per.flatMap(([u, items]) =>
       items.map((r) => {
         this.#resourceOwner.set(r.uri, u.name);
+        this.#reportScan(u.name, scanResource(r));
         return sanitizeValue(r);
       })
     );
     return { resources };
   }
 
-  async listResourceTemplates(): Promise<ListResourceTemplatesResult> {
+  async listResourceTemplates(runningOnly = false): Promise<ListResourceTemplatesResult> {
     const per = await this.#collect("resources", "resources/templates/list", async (c, cursor) => {
       const r = await c.listResourceTemplates(cursor ? { cursor } : undefined);
       return { items: r.resourceTemplates, next: r.nextCursor };
-    });
+    }, runningOnly);
     for (const [u, items] of per) {
+      for (const t of items) this.#reportScan(u.name, scanResource(t));
       this.#templates.set(
         u.name,
         items.flatMap((t) => {
@@ -134,12 +143,7 @@ export class ContentRouter {
         }
         seen.set(p.name, u.name);
         this.#promptOwner.set(p.name, u.name);
-        for (const f of scanPrompt(p)) {
-          this.#warnOnce(
-            `scan:${u.name}:${f.where}:${f.rule}`,
-            `scan: mcp_servers.${u.name} ${f.where}: ${f.rule}: "${f.excerpt}"`,
-          );
-        }
+        this.#reportScan(u.name, scanPrompt(p));
         prompts.push(sanitizeValue(p));
       }
     }
@@ -230,6 +234,16 @@ export class ContentRouter {
     owner ??= serving.length === 1 ? serving[0] : undefined;
     if (!owner) throw new McpError(ErrorCode.InvalidParams, `unknown resource ${uri}: no server lists it`);
     return owner;
+  }
+
+  /** Each scan finding about a server's item is logged once. */
+  #reportScan(server: string, findings: ScanFinding[]): void {
+    for (const f of findings) {
+      this.#warnOnce(
+        `scan:${server}:${f.where}:${f.rule}`,
+        `scan: mcp_servers.${server} ${f.where}: ${f.rule}: "${f.excerpt}"`,
+      );
+    }
   }
 
   #warnOnce(key: string, message: string): void {

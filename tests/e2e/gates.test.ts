@@ -478,6 +478,65 @@ describe("gate 3: description-scan findings are shown, never blocking", () => {
     },
   );
 
+  it("check shows resource findings too", async () => {
+    const r = await runHermit(["check", dir, "--timeout", "60"], { env: env(), timeoutMs: 90_000 });
+    assert.match(
+      out(r),
+      /warning.*scan: mcp_servers\.hostile resource tagged<U\+E0[0-9A-F]+>.*: hidden Unicode TAG/,
+    );
+  });
+
+  it("outside descriptions: output schemas, defaults, property names, resources, templates, prompt titles", async () => {
+    const places = path.join(tmp.path, "places");
+    mkdirSync(places);
+    const tools = ["out_schema", "default_val", "key_name", "tagged_key", "clean"];
+    writeFileSync(
+      path.join(places, "hermit.yaml"),
+      `name: places\nexports:\n  tools: [${tools.join(", ")}]\nmcp_servers:\n  places:\n    command: node\n` +
+        `    args: [${JSON.stringify(path.join(fixtures, "servers", "hidden_places.mjs"))}]\n`,
+    );
+    const listed = await runHermit(["tools", places, "--json"], { env: env(), timeoutMs: 60_000 });
+    assert.equal(listed.code, 0, out(listed));
+    const report = JSON.parse(listed.stdout) as { tools: { name: string; findings: { where: string }[] }[] };
+    assert.deepEqual(
+      report.tools.map((t) => [t.name, t.findings.map((f) => f.where)]),
+      [
+        ["out_schema", ["tool out_schema output r"]],
+        ["default_val", [
+          "tool default_val parameter q default",
+          "tool default_val parameter q examples",
+          "tool default_val parameter q enum",
+        ]],
+        ["key_name", ["tool key_name parameter name IGNORE_ALL_PREVIOUS_INSTRUCTIONS"]],
+        ["tagged_key", [
+          "tool tagged_key parameter name path<U+E0069><U+E0067><U+E006E><U+E006F><U+E0072><U+E0065>",
+        ]],
+        ["clean", []],
+      ],
+    );
+    const r = await runHermit(["check", places, "--timeout", "60"], { env: env(), timeoutMs: 90_000 });
+    const text = out(r);
+    for (
+      const where of [
+        "tool out_schema output r",
+        "tool default_val parameter q default",
+        "tool key_name parameter name IGNORE_ALL_PREVIOUS_INSTRUCTIONS",
+        "resource r",
+        "resource r title",
+        "resource template t",
+        "prompt p title",
+      ]
+    ) {
+      assert.match(
+        text,
+        new RegExp(`warning.*scan: mcp_servers\\.places ${where.replace(/\./g, "\\.")}: injection pattern 1`),
+        where,
+      );
+    }
+    // a prompt argument's title never gets this far: the SDK's client drops it (unit-tested anyway)
+    assert.doesNotMatch(text, /exported but not served/);
+  });
+
   it("the real npm servers (everything, filesystem, memory) raise zero findings, live", async () => {
     const names = ["everything", "filesystem", "memory"].flatMap((s) =>
       (JSON.parse(readFileSync(path.join(fixtures, "real", `${s}.json`), "utf8")).tools as { name: string }[])
