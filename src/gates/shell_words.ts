@@ -60,7 +60,10 @@ export function closingParen(s: string, open: number): number {
   return s.length;
 }
 
-/** The index of the `}` closing the `{` at `open`, nested braces and quoted text skipped. */
+/**
+ * The index of the `}` closing the `${` whose `{` is at `open`: nested `${…}` and quoted text
+ * skipped; a bare `{` does not nest (`${X:-{}` ends at its first `}`, as bash reads it).
+ */
 export function closingBrace(s: string, open: number): number {
   let depth = 0;
   for (let i = open; i < s.length; i++) {
@@ -68,7 +71,7 @@ export function closingBrace(s: string, open: number): number {
     if (c === "\\") i++;
     else if (c === "'") i = end(s.indexOf("'", i + 1), s);
     else if (c === '"') i = closingQuote(s, i + 1);
-    else if (c === "{") depth++;
+    else if (c === "{" && (i === open || s[i - 1] === "$")) depth++;
     else if (c === "}" && --depth === 0) return i;
   }
   return s.length;
