@@ -9,12 +9,21 @@
  * is not writing: `source ~/.bashrc` passes, `>> ~/.bashrc` does not). Nested shells,
  * substitutions, `eval`, `find -exec` and base64 tokens (`echo … | base64 -d | sh`) are followed;
  * the arguments after a `-c` script are its positional parameters, read where it expands them
- * (`sh -c '"$@"' _ curl …`), and `${X:-word}` is read as its word (shell_expand.ts).
+ * (`sh -c '"$@"' _ curl …`), and `${X:-word}` is read as its word (shell_expand.ts); text handed
+ * to a shell on standard input (`echo 'curl …' | sh`) is read as a script, and the arguments of a
+ * call to a function the script defines as a command (its body may run `"$@"`).
  * cmd and PowerShell payloads are searched as text, as Hermes does. This is the first line; the
  * sandbox is the wall, so no attempt is made to out-guess every encoding. Pure: argv in, verdict
  * out.
  */
-import { commandsRun, installsCrontab, writtenFiles } from "./shell_effects.ts";
+import {
+  commandsRun,
+  definedFunctions,
+  installsCrontab,
+  readsScriptFromStdin,
+  textHandedOn,
+  writtenFiles,
+} from "./shell_effects.ts";
 import { expandText, expandWord, type ShellParams, updateParams, usesParameterList } from "./shell_expand.ts";
 import { ASSIGNMENT, baseName, findShell, splitCommand, unwrap } from "./shell_unwrap.ts";
 import { parseShell, type Redirect, type SimpleCommand } from "./shell_words.ts";
@@ -155,6 +164,12 @@ function textFinding(text: string): Finding | undefined {
   return undefined;
 }
 
+/** One simple command as it runs: words expanded, wrappers peeled off. */
+interface Resolved {
+  argv: string[];
+  redirects: Redirect[];
+}
+
 /** A POSIX shell script: each simple command, each substitution, and what hides in base64. */
 function scriptFinding(
   script: string,
@@ -165,10 +180,13 @@ function scriptFinding(
   if (depth > MAX_DEPTH) return undefined;
   const parsed = parseShell(script);
   const positional = [...params.positional];
+  const resolved: Resolved[] = [];
   for (const c of parsed.commands) {
-    const f = commandFinding(c, params, depth, encoded);
+    const f = commandFinding(c, params, depth, encoded, resolved);
     if (f) return f;
   }
+  const f = handedOnFinding(script, resolved, depth, encoded);
+  if (f) return f;
   const inner = { vars: params.vars, positional };
   for (const sub of parsed.substitutions) {
     const f = scriptFinding(sub, inner, depth + 1, encoded);
@@ -178,11 +196,34 @@ function scriptFinding(
   return decoded ? scriptFinding(decoded, inner, depth + 1, true) : undefined;
 }
 
+/** What a script hands to a shell on standard input, and what it passes to its own functions. */
+function handedOnFinding(
+  script: string,
+  resolved: readonly Resolved[],
+  depth: number,
+  encoded: boolean,
+): Finding | undefined {
+  const functions = definedFunctions(script);
+  const stdinShell = resolved.some((r) => readsScriptFromStdin(r.argv));
+  for (const r of resolved) {
+    if (functions.has(r.argv[0])) {
+      const f = argvFinding(unwrap(r.argv.slice(1)).argv, [], depth + 1, encoded);
+      if (f) return f;
+    }
+    for (const text of stdinShell ? textHandedOn(r.argv, r.redirects) : []) {
+      const f = scriptFinding(text, NO_PARAMS(), depth + 1, encoded);
+      if (f) return f;
+    }
+  }
+  return undefined;
+}
+
 function commandFinding(
   c: SimpleCommand,
   params: ShellParams,
   depth: number,
   encoded: boolean,
+  resolved: Resolved[],
 ): Finding | undefined {
   // variables the script set (`F=~/.bashrc; echo x >> $F`) and its parameters are followed
   const vars = params.vars;
@@ -198,7 +239,9 @@ function commandFinding(
     words = [];
   }
   updateParams(words, params);
-  return argvFinding(unwrap(words).argv, redirects, depth, encoded);
+  const argv = unwrap(words).argv;
+  resolved.push({ argv, redirects });
+  return argvFinding(argv, redirects, depth, encoded);
 }
 
 function argvFinding(

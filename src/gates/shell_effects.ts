@@ -3,9 +3,11 @@
  * and the destinations of the common writing programs (`tee`, `cp`/`mv`/`install`/`ln`/`rsync`,
  * `sed -i`/`perl -i`, `dd of=`, `touch`, editors). Reading is not writing: `source ~/.bashrc`,
  * `. ~/.profile` and `--config ~/.ssh/config` write nothing. Also the commands a command runs
- * (`find -exec …`). Pure; the words arrive with quotes removed (shell_words.ts).
+ * (`find -exec …`), a shell reading its script from standard input (`… | sh`) and the text a
+ * command hands on (`echo`, `printf`, `<<<`), and the functions a script defines. Pure; the words
+ * arrive with quotes removed (shell_words.ts).
  */
-import { baseName } from "./shell_unwrap.ts";
+import { baseName, COMMAND_FLAG, isShell } from "./shell_unwrap.ts";
 import type { Redirect } from "./shell_words.ts";
 
 const WRITE_OPS = new Set([">", ">>", ">|", ">&", "&>", "&>>", "<>"]);
@@ -65,4 +67,37 @@ export function commandsRun(argv: readonly string[]): string[][] {
     if (stop > 0) i = stop;
   }
   return out;
+}
+
+/** Standard input as a file name. */
+const STDIN_FILE = /^(?:-|\/dev\/stdin|\/dev\/fd\/0|\/proc\/self\/fd\/0)$/;
+
+/** A shell that reads its script from standard input: `sh`, `bash -s`, `sh -`, `. /dev/stdin`. */
+export function readsScriptFromStdin(argv: readonly string[]): boolean {
+  if (!argv.length) return false;
+  const name = baseName(argv[0]);
+  const args = argv.slice(1);
+  if (name === "." || name === "source") return STDIN_FILE.test(args[0] ?? "");
+  if (!isShell(argv[0]) || args.some((a) => COMMAND_FLAG.test(a))) return false;
+  const ops = operands(args);
+  return args.includes("-s") || ops.length === 0 || STDIN_FILE.test(ops[0]);
+}
+
+/** Text a command hands on to whatever reads its output: `echo`/`printf` arguments, a `<<<` string. */
+export function textHandedOn(argv: readonly string[], redirects: readonly Redirect[]): string[] {
+  const out = redirects.filter((r) => r.op === "<<<").map((r) => r.target);
+  const name = argv.length ? baseName(argv[0]) : "";
+  if (name === "echo" || name === "printf") {
+    const args = argv.slice(1).filter((a) => !/^-[neE]+$/.test(a));
+    out.push(args.join(" "), ...args);
+  }
+  return out;
+}
+
+/** The names of the functions a script defines (`f() {…}`, `function f {…}`). */
+export function definedFunctions(script: string): Set<string> {
+  const names = [...script.matchAll(/(?:^|[\s;&|(){}])(?:function\s+)?([A-Za-z_][\w.-]*)\s*\(\s*\)/g)]
+    .map((m) => m[1]);
+  names.push(...[...script.matchAll(/\bfunction\s+([A-Za-z_][\w.-]*)/g)].map((m) => m[1]));
+  return new Set(names);
 }
