@@ -10,7 +10,7 @@ import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { usageError } from "../errors.ts";
 import type { Manifest } from "../manifest/types.ts";
-import { describeBytes, FileTooLarge, MiB, readTextCapped } from "../platform/read_capped.ts";
+import { describeBytes, FileTooLarge, MiB, NotAFile, readTextCapped } from "../platform/read_capped.ts";
 
 /** Context, SKILL.md and role files are read whole and parsed: none may be larger than this. */
 export const MAX_DOC_BYTES = 1 * MiB;
@@ -25,6 +25,7 @@ export function unreadable(err: unknown): string {
   if (err instanceof FileTooLarge) {
     return `is too large (${err.size ?? "more than"} bytes; at most ${describeBytes(err.limit)})`;
   }
+  if (err instanceof NotAFile) return `is not a regular file (a ${err.kind})`;
   return `cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`;
 }
 

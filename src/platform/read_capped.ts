@@ -3,7 +3,8 @@
  * or endless file (a 100 MB manifest, a link to /dev/zero) is a one-line error, found quickly and
  * without reading more than the limit into memory.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import process from "node:process";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 
 export const MiB = 1024 * 1024;
 
@@ -19,6 +20,14 @@ export class FileTooLarge extends Error {
   }
 }
 
+/** The file is a FIFO or a socket: nothing to read without waiting on whoever is at the other end. */
+export class NotAFile extends Error {
+  constructor(readonly file: string, readonly kind: string) {
+    super(`${file} is not a regular file (a ${kind})`);
+    this.name = "NotAFile";
+  }
+}
+
 /** `n` bytes for people: `1 MiB`, `11.5 MiB`, `512 bytes`. */
 export function describeBytes(n: number): string {
   if (n < MiB) return `${n} bytes`;
@@ -26,11 +35,17 @@ export function describeBytes(n: number): string {
   return `${Number.isInteger(mib) ? mib : mib.toFixed(1)} MiB`;
 }
 
-/** The UTF-8 text of `file`, or `FileTooLarge` past `limit` bytes (I/O errors are thrown as they are). */
+/**
+ * The UTF-8 text of `file`, or `FileTooLarge` past `limit` bytes, `NotAFile` for a FIFO or socket
+ * (opened without blocking, so a FIFO no one writes to is refused at once; I/O errors are thrown
+ * as they are).
+ */
 export function readTextCapped(file: string, limit: number): string {
-  const fd = openSync(file, "r");
+  const nonBlocking = process.platform === "win32" ? 0 : constants.O_NONBLOCK;
+  const fd = openSync(file, constants.O_RDONLY | nonBlocking);
   try {
     const st = fstatSync(fd);
+    if (st.isFIFO() || st.isSocket()) throw new NotAFile(file, st.isFIFO() ? "FIFO" : "socket");
     if (st.isFile() && st.size > limit) throw new FileTooLarge(file, limit, st.size);
     const chunks: Buffer[] = [];
     let got = 0;

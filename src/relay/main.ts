@@ -10,7 +10,7 @@
  * hidden `--launch-service` runs the launcher such a relay starts (`launcher.ts`) instead.
  * Errors are rendered as the app renders them: `error: …` lines on stderr, the error's exit code.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import process from "node:process";
 import { HermitError, messageOf } from "../errors.ts";
 import { safeMode } from "../gates/safe_mode.ts";
@@ -61,6 +61,7 @@ export function relayArgs(argv: readonly string[]): RelayArgs | undefined {
 function knownManifest(dir: string): Manifest | undefined {
   try {
     const { file } = resolveManifestPath(dir);
+    if (!statSync(file).isFile()) return undefined; // a FIFO would block the read: the app says why
     return recallManifest(file, readFileSync(file, "utf8"));
   } catch {
     return undefined;

@@ -5,6 +5,7 @@
  * own cap. The real binary, real files (sparse, so nothing big is written to disk).
  */
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
@@ -56,6 +57,19 @@ describe("manifest size cap", { skip: !posix && "ulimit and /dev/zero are POSIX"
       /^error: .*hermit\.yaml: too large \(more than that\); a manifest may be at most 1 MiB/,
     );
     assert.equal(r.stderr.split("\n").length, 2, "one line");
+  });
+
+  it("a manifest that is a FIFO is refused at once, not waited on", async () => {
+    const dir = path.join(tmp.path, "fifo");
+    mkdirSync(dir);
+    const made = spawnSync("mkfifo", [path.join(dir, "hermit.yaml")]);
+    assert.equal(made.status, 0, "mkfifo");
+    for (const cmd of [["check", "--static", dir], ["serve", dir], ["tools", dir]]) {
+      const r = await runHermit(cmd, { timeoutMs: 20_000 });
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /^error: .*hermit\.yaml: not a regular file \(a FIFO\)/);
+      assert.equal(r.stderr.split("\n").length, 2, "one line");
+    }
   });
 
   it("a manifest of exactly 1 MiB still loads", async () => {
