@@ -1,6 +1,7 @@
 /**
  * `hermit add DIR NAME`: add a catalog entry to an adapter — spliced into hermit.yaml with its
- * comments kept, its tools appended to exports.tools — then start it once and write its entry in
+ * comments kept, its tools appended to exports.tools — then start it once (its package fetched into
+ * npm's cache first when it runs without a network, `catalog/warm.ts`) and write its entry in
  * hermit.lock (the whole lock when there was none). If it does not start, hermit.yaml is put back
  * as it was. Exit 0 added, 2 bad input or a name in the way, 3 it did not start, 4 refused.
  */
@@ -66,6 +67,9 @@ export function registerAdd(program: Command, setExit: SetExit): void {
       const { renderLockRun, lockRunJson } = await import("../lock/report.ts");
       const m = plan.loaded!.manifest;
       let run;
+      // confined without a network, npx answers from npm's cache only: fill it first
+      const { needsWarmCache, warmNpmCache } = await import("../catalog/warm.ts");
+      const warm = needsWarmCache(entry) ? await warmNpmCache(entry) : undefined;
       try {
         const locked = readLockState(adapterDir).kind === "ok";
         run = await collectLock(m, {
@@ -83,6 +87,7 @@ export function registerAdd(program: Command, setExit: SetExit): void {
       if (run.failures.length || absent.length) {
         writeFileAtomic(file, before, { preserve: true });
         const why = run.failures.map((f) => `mcp_servers.${f.server} did not start: ${f.why}`);
+        if (warm && run.failures.length) why.push(warm);
         if (absent.length && !run.failures.length) why.push(`the server does not offer ${absent.join(", ")}`);
         await writeOut(
           `hermit add: ${entry.name}: ${why.join("; ")}\nnothing changed: hermit.yaml is as it was\n`,

@@ -15,15 +15,31 @@ export interface RunOutput {
 interface BunSpawn {
   spawn(
     argv: string[],
-    opts: { stdin: "ignore"; stdout: "pipe"; stderr: "inherit"; env: Record<string, string | undefined> },
+    opts: {
+      stdin: "ignore";
+      stdout: "pipe";
+      stderr: "inherit";
+      env: Record<string, string | undefined>;
+      cwd?: string;
+    },
   ): { stdout: ReadableStream<Uint8Array>; exited: Promise<number> };
 }
 const bun = (globalThis as unknown as { Bun?: BunSpawn }).Bun;
 
-export async function runForOutput(argv: string[]): Promise<RunOutput> {
+export async function runForOutput(
+  argv: string[],
+  opts: { env?: Record<string, string | undefined>; cwd?: string } = {},
+): Promise<RunOutput> {
+  const env = opts.env ?? process.env;
   if (bun) {
     try {
-      const child = bun.spawn(argv, { stdin: "ignore", stdout: "pipe", stderr: "inherit", env: process.env });
+      const child = bun.spawn(argv, {
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "inherit",
+        env,
+        cwd: opts.cwd,
+      });
       const stdout = await new Response(child.stdout).text();
       const code = await child.exited;
       return { code: code ?? -1, stdout };
@@ -33,7 +49,14 @@ export async function runForOutput(argv: string[]): Promise<RunOutput> {
   }
   const { spawn } = await import("node:child_process");
   return await new Promise((resolve) => {
-    const child = spawn(argv[0], argv.slice(1), { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(argv[0], argv.slice(1), {
+      stdio: ["ignore", "pipe", "inherit"],
+      cwd: opts.cwd,
+      env: Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as Record<
+        string,
+        string
+      >,
+    });
     let stdout = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
     child.once("error", () => resolve({ code: -1, stdout }));

@@ -13,7 +13,8 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import process from "node:process";
 import path from "node:path";
 import { parse } from "yaml";
 import { planAdd } from "../../src/catalog/add.ts";
@@ -131,6 +132,24 @@ tools:
       const again = await runHermit(["add", tmp.path, "memory"]);
       assert.equal(again.code, 2);
       assert.match(again.stderr, /already has mcp_servers\.memory; give the new one another name with --as/);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it("on a machine whose npm cache is cold, the package is fetched first (none of its code runs) and it starts", async () => {
+    const tmp = tempDir();
+    try {
+      const home = path.join(tmp.path, "home"); // a fresh HOME: an empty ~/.npm
+      const dir = path.join(tmp.path, "adapter");
+      mkdirSync(home);
+      mkdirSync(dir);
+      writeFileSync(path.join(dir, "hermit.yaml"), MANIFEST);
+      const env = { ...process.env, HOME: home, npm_config_cache: undefined };
+      const r = await runHermit(["add", dir, "memory", "--tools", "read_graph"], { env, timeoutMs: 180_000 });
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.match(r.stdout, /wrote hermit\.lock \(1 server, 1 tool\)/);
+      assert.ok(existsSync(path.join(home, ".npm", "_npx")), "npx's own cache was filled");
     } finally {
       tmp.cleanup();
     }
