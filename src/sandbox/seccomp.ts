@@ -7,15 +7,20 @@
  * - `io_uring_setup`: refused (io_uring can open sockets without the socket syscall);
  * - `network: none`: `socket(AF_INET|AF_INET6, …)` refused;
  * - a destination list: inet sockets refused unless they are TCP streams (UDP, raw and SCTP
- *   sockets are refused: no DNS over UDP, no datagram exfiltration; TCP is left to Landlock).
+ *   sockets are refused: no DNS over UDP, no datagram exfiltration; TCP is left to Landlock), and
+ *   `sendto`/`sendmsg`/`sendmmsg` with MSG_FASTOPEN refused: TCP Fast Open connects inside the
+ *   send, where Landlock's connect check never runs. (TCP_FASTOPEN_CONNECT is harmless: its
+ *   `connect` is checked.)
  *
  * Refused calls fail with EPERM. Everything else is allowed.
  */
-
 export type SeccompNet = "none" | "tcp-only";
 
 const AUDIT_ARCH = { x64: 0xc000003e, arm64: 0xc00000b7 } as const;
-const NR = { x64: { socket: 41 }, arm64: { socket: 198 } } as const;
+const NR = {
+  x64: { socket: 41, sendto: 44, sendmsg: 46, sendmmsg: 307 },
+  arm64: { socket: 198, sendto: 206, sendmsg: 211, sendmmsg: 269 },
+} as const;
 const IO_URING_SETUP = 425;
 const X32_SYSCALL_BIT = 0x40000000;
 const AF_INET = 2;
@@ -23,12 +28,14 @@ const AF_INET6 = 10;
 const SOCK_STREAM = 1;
 const SOCK_TYPE_MASK = 0xf;
 const IPPROTO_TCP = 6;
+const MSG_FASTOPEN = 0x20000000;
 const EPERM = 1;
 
 // BPF opcodes
 const LD_W_ABS = 0x20;
 const JEQ_K = 0x15;
 const JGE_K = 0x35;
+const JSET_K = 0x45;
 const AND_K = 0x54;
 const RET_K = 0x06;
 const RET_ALLOW = 0x7fff0000;
@@ -40,73 +47,82 @@ const OFF_NR = 0;
 const OFF_ARCH = 4;
 const arg = (i: number) => 16 + 8 * i;
 
-interface Insn {
+/** A jump target: the next instruction, or a label (the exits are labels too). */
+type To = "next" | "errno" | "allow" | "kill" | "socket" | "inet" | "flags2" | "flags3";
+
+interface Step {
   code: number;
-  jt: number;
-  jf: number;
   k: number;
+  jt: To;
+  jf: To;
 }
 
 /** The filter as `struct sock_filter[]` bytes (8 per instruction). */
 export function seccompFilter(arch: "x64" | "arm64", net: SeccompNet): Uint8Array {
-  const p: Insn[] = [];
-  const ins = (code: number, k: number, jt = 0, jf = 0) => p.push({ code, jt, jf, k: k >>> 0 });
-  // Jumps are relative; the three exits sit at the end: [errno, allow, kill].
-  const toExit = (from: number, exit: "errno" | "allow" | "kill", exitsAt: number) =>
-    exitsAt + (exit === "errno" ? 0 : exit === "allow" ? 1 : 2) - from - 1;
-
-  const body: ((exitsAt: number) => void)[] = [];
-  const jump = (
-    code: number,
-    k: number,
-    t: "errno" | "allow" | "kill" | "next",
-    f: "errno" | "allow" | "kill" | "next",
-  ) =>
-    body.push((exitsAt) => {
-      const at = p.length;
-      const rel = (x: typeof t) => x === "next" ? 0 : toExit(at, x, exitsAt);
-      ins(code, k, rel(t), rel(f));
-    });
-  const op = (code: number, k: number) => body.push(() => ins(code, k));
+  const steps: Step[] = [];
+  const at = new Map<To, number>();
+  const op = (code: number, k: number) => steps.push({ code, k, jt: "next", jf: "next" });
+  const jump = (code: number, k: number, jt: To, jf: To) => steps.push({ code, k, jt, jf });
+  const label = (name: To) => at.set(name, steps.length);
+  const nr = NR[arch];
 
   op(LD_W_ABS, OFF_ARCH);
   jump(JEQ_K, AUDIT_ARCH[arch], "next", "kill");
   op(LD_W_ABS, OFF_NR);
   if (arch === "x64") jump(JGE_K, X32_SYSCALL_BIT, "kill", "next");
   jump(JEQ_K, IO_URING_SETUP, "errno", "next");
-  jump(JEQ_K, NR[arch].socket, "next", "allow");
+  if (net === "none") jump(JEQ_K, nr.socket, "socket", "allow");
+  else {
+    jump(JEQ_K, nr.socket, "socket", "next");
+    jump(JEQ_K, nr.sendto, "flags3", "next");
+    jump(JEQ_K, nr.sendmmsg, "flags3", "next");
+    jump(JEQ_K, nr.sendmsg, "flags2", "allow");
+  }
+  label("socket");
   op(LD_W_ABS, arg(0));
   if (net === "none") {
     jump(JEQ_K, AF_INET, "errno", "next");
     jump(JEQ_K, AF_INET6, "errno", "allow");
   } else {
     // not inet: allow; inet: only SOCK_STREAM with protocol 0 or TCP
-    body.push((exitsAt) => {
-      const at = p.length;
-      ins(JEQ_K, AF_INET, 1, 0); // inet → skip the next test
-      ins(JEQ_K, AF_INET6, 0, toExit(at + 1, "allow", exitsAt));
-    });
+    jump(JEQ_K, AF_INET, "inet", "next");
+    jump(JEQ_K, AF_INET6, "inet", "allow");
+    label("inet");
     op(LD_W_ABS, arg(1));
     op(AND_K, SOCK_TYPE_MASK);
     jump(JEQ_K, SOCK_STREAM, "next", "errno");
     op(LD_W_ABS, arg(2));
     jump(JEQ_K, 0, "allow", "next");
     jump(JEQ_K, IPPROTO_TCP, "allow", "errno");
+    // the send calls' flags: sendto's and sendmmsg's fourth argument, sendmsg's third
+    label("flags3");
+    op(LD_W_ABS, arg(3));
+    jump(JSET_K, MSG_FASTOPEN, "errno", "allow");
+    label("flags2");
+    op(LD_W_ABS, arg(2));
+    jump(JSET_K, MSG_FASTOPEN, "errno", "allow");
   }
-  // every body step emits exactly one instruction except the two-instruction inet test
-  const length = body.length + (net === "none" ? 0 : 1);
-  for (const step of body) step(length);
-  ins(RET_K, RET_ERRNO);
-  ins(RET_K, RET_ALLOW);
-  ins(RET_K, RET_KILL_PROCESS);
+  label("errno");
+  op(RET_K, RET_ERRNO);
+  label("allow");
+  op(RET_K, RET_ALLOW);
+  label("kill");
+  op(RET_K, RET_KILL_PROCESS);
 
-  const out = new Uint8Array(p.length * 8);
+  const out = new Uint8Array(steps.length * 8);
   const view = new DataView(out.buffer);
-  p.forEach((x, i) => {
+  steps.forEach((x, i) => {
+    // jumps are relative and forward only, at most 255 instructions
+    const rel = (to: To) => {
+      if (to === "next") return 0;
+      const r = at.get(to)! - i - 1;
+      if (!(r >= 0 && r <= 255)) throw new Error(`seccomp: no jump to ${to} from ${i}`);
+      return r;
+    };
     view.setUint16(i * 8, x.code, true);
-    view.setUint8(i * 8 + 2, x.jt);
-    view.setUint8(i * 8 + 3, x.jf);
-    view.setUint32(i * 8 + 4, x.k, true);
+    view.setUint8(i * 8 + 2, rel(x.jt));
+    view.setUint8(i * 8 + 3, rel(x.jf));
+    view.setUint32(i * 8 + 4, x.k >>> 0, true);
   });
   return out;
 }
@@ -137,6 +153,9 @@ export function runFilter(
     } else if (code === JGE_K) {
       pc += 1 + (acc >= k ? jt : jf);
       continue;
+    } else if (code === JSET_K) {
+      pc += 1 + ((acc & k) !== 0 ? jt : jf);
+      continue;
     } else if (code === RET_K) return k === RET_ALLOW ? "allow" : k === RET_ERRNO ? "errno" : "kill";
     else throw new Error(`unknown BPF opcode ${code}`);
     pc++;
@@ -144,4 +163,12 @@ export function runFilter(
   throw new Error("the filter fell off its end");
 }
 
-export const SECCOMP = { AUDIT_ARCH, NR, IO_URING_SETUP, AF_INET, AF_INET6, SOCK_STREAM } as const;
+export const SECCOMP = {
+  AUDIT_ARCH,
+  NR,
+  IO_URING_SETUP,
+  AF_INET,
+  AF_INET6,
+  SOCK_STREAM,
+  MSG_FASTOPEN,
+} as const;

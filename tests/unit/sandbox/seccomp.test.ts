@@ -1,7 +1,8 @@
 /**
  * The seccomp filter, run over calls the way the kernel runs it (a BPF interpreter in the
- * module): native inet sockets refused or reduced to TCP streams, io_uring refused, x32 and
- * foreign-architecture calls killed, everything else allowed. The kernel's own verdict is
+ * module): native inet sockets refused or reduced to TCP streams, TCP Fast Open sends refused
+ * for a destination list, io_uring refused, x32 and foreign-architecture calls killed, everything
+ * else allowed. The kernel's own verdict is
  * checked end to end in tests/e2e/sandbox*.test.ts.
  */
 import assert from "node:assert/strict";
@@ -15,6 +16,14 @@ const SOCK_RAW = 3;
 const SOCK_NONBLOCK = 0o4000;
 const SOCK_CLOEXEC = 0o2000000;
 const IPPROTO_SCTP = 132;
+const MSG_FASTOPEN = 0x20000000;
+const MSG_DONTWAIT = 0x40;
+const MSG_NOSIGNAL = 0x4000;
+/** The send calls' numbers, written out here so the module's own table is checked too. */
+const SEND = {
+  x64: { sendto: 44, sendmsg: 46, sendmmsg: 307 },
+  arm64: { sendto: 206, sendmsg: 211, sendmmsg: 269 },
+} as const;
 
 for (const arch of ["x64", "arm64"] as const) {
   const native = SECCOMP.AUDIT_ARCH[arch];
@@ -47,6 +56,25 @@ for (const arch of ["x64", "arm64"] as const) {
         assert.equal(runFilter(tcp, call(socket, [family, SECCOMP.SOCK_STREAM, IPPROTO_SCTP])), "errno");
       }
       assert.equal(runFilter(tcp, call(socket, [AF_UNIX, SOCK_DGRAM])), "allow");
+    });
+
+    it("a destination list: no send with MSG_FASTOPEN (its implicit connect skips Landlock's check)", () => {
+      const { sendto, sendmsg, sendmmsg } = SEND[arch];
+      // sendto(fd, buf, len, flags, addr, addrlen); sendmsg(fd, msg, flags); sendmmsg(fd, vec, n, flags)
+      const withFlags = (flags: number) => [
+        call(sendto, [3, 0, 10, flags, 0, 16]),
+        call(sendmsg, [3, 0, flags]),
+        call(sendmmsg, [3, 0, 1, flags]),
+      ];
+      for (const c of withFlags(MSG_FASTOPEN)) assert.equal(runFilter(tcp, c), "errno", `nr ${c.nr}`);
+      for (const c of withFlags(MSG_FASTOPEN | MSG_NOSIGNAL | MSG_DONTWAIT)) {
+        assert.equal(runFilter(tcp, c), "errno", `nr ${c.nr} with more flags`);
+      }
+      for (const flags of [0, MSG_NOSIGNAL, MSG_DONTWAIT | MSG_NOSIGNAL]) {
+        for (const c of withFlags(flags)) {
+          assert.equal(runFilter(tcp, c), "allow", `nr ${c.nr} flags ${flags}`);
+        }
+      }
     });
 
     it("refuses io_uring (it opens sockets without the socket call)", () => {
