@@ -9,8 +9,10 @@
  * - a destination list: inet sockets refused unless they are TCP streams (UDP, raw and SCTP
  *   sockets are refused: no DNS over UDP, no datagram exfiltration; TCP is left to Landlock), and
  *   `sendto`/`sendmsg`/`sendmmsg` with MSG_FASTOPEN refused: TCP Fast Open connects inside the
- *   send, where Landlock's connect check never runs. (TCP_FASTOPEN_CONNECT is harmless: its
- *   `connect` is checked.)
+ *   send, where Landlock's connect check never runs (TCP_FASTOPEN_CONNECT is harmless: its
+ *   `connect` is checked); `listen` refused: on an unbound socket it binds a random port on every
+ *   address, where Landlock's bind check never runs (the descriptor's family is out of the
+ *   filter's sight, so Unix sockets cannot listen either).
  *
  * Refused calls fail with EPERM. Everything else is allowed.
  */
@@ -18,8 +20,8 @@ export type SeccompNet = "none" | "tcp-only";
 
 const AUDIT_ARCH = { x64: 0xc000003e, arm64: 0xc00000b7 } as const;
 const NR = {
-  x64: { socket: 41, sendto: 44, sendmsg: 46, sendmmsg: 307 },
-  arm64: { socket: 198, sendto: 206, sendmsg: 211, sendmmsg: 269 },
+  x64: { socket: 41, sendto: 44, sendmsg: 46, listen: 50, sendmmsg: 307 },
+  arm64: { socket: 198, listen: 201, sendto: 206, sendmsg: 211, sendmmsg: 269 },
 } as const;
 const IO_URING_SETUP = 425;
 const X32_SYSCALL_BIT = 0x40000000;
@@ -74,6 +76,7 @@ export function seccompFilter(arch: "x64" | "arm64", net: SeccompNet): Uint8Arra
   if (net === "none") jump(JEQ_K, nr.socket, "socket", "allow");
   else {
     jump(JEQ_K, nr.socket, "socket", "next");
+    jump(JEQ_K, nr.listen, "errno", "next");
     jump(JEQ_K, nr.sendto, "flags3", "next");
     jump(JEQ_K, nr.sendmmsg, "flags3", "next");
     jump(JEQ_K, nr.sendmsg, "flags2", "allow");

@@ -4,7 +4,8 @@
  * connect inside the send, where Landlock never looks) is refused by seccomp, so a loopback
  * listener not on the list is never reached. The probe is Python (Node has no MSG_FASTOPEN); the
  * control run (`sandbox: off`) shows each attempt reaching the listener, so none of this passes
- * vacuously.
+ * vacuously. Nor can it serve: bind() is refused (Landlock), and so is listen() (seccomp), which
+ * would otherwise bind an unbound socket to a random port on every address and accept from anyone.
  */
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -36,10 +37,13 @@ def attempt(name, f):
 attempt("connect", lambda s: s.connect(dest))
 attempt("tfo_sendto", lambda s: s.sendto(b"x", socket.MSG_FASTOPEN, dest))
 attempt("tfo_sendmsg", lambda s: s.sendmsg([b"x"], [], socket.MSG_FASTOPEN, dest))
+attempt("bind", lambda s: s.bind(("0.0.0.0", 0)))
+# an unbound socket: listen() binds it to a random port on every address ("reached": it listens)
+attempt("listen", lambda s: s.listen(1))
 print(json.dumps(out))
 `;
 
-describe("a destination list: no way round Landlock's connect check", {
+describe("a destination list: no way round Landlock's connect and bind checks", {
   skip: kernel.skip || python.skip,
 }, () => {
   const tmp = tempDir("hermit-sandbox-net-");
@@ -85,7 +89,7 @@ describe("a destination list: no way round Landlock's connect check", {
   });
 
   for (const flavor of flavors()) {
-    it(`${flavor}: TCP Fast Open is refused (EPERM) like a plain connect (EACCES); nothing reached`, async () => {
+    it(`${flavor}: TCP Fast Open and listen() are refused (EPERM) like connect and bind (EACCES); nothing reached`, async () => {
       const dir = adapter(`list-${flavor}`, '{ network: ["example.com:443"] }');
       const before = listener.count();
       const r = await runHermit(["call", dir, "probe"], { flavor, cwd: ws, env, timeoutMs: 60_000 });
@@ -94,12 +98,14 @@ describe("a destination list: no way round Landlock's connect check", {
         connect: "EACCES",
         tfo_sendto: "EPERM",
         tfo_sendmsg: "EPERM",
+        bind: "EACCES",
+        listen: "EPERM",
       }, r.stderr);
       assert.equal(listener.count(), before, "the listener not on the list was reached");
     });
   }
 
-  it("control: with sandbox: off each attempt reaches the listener", async () => {
+  it("control: with sandbox: off each attempt reaches the listener, and it listens", async () => {
     const dir = adapter("control", "off");
     const before = listener.count();
     const r = await runHermit(["call", dir, "probe"], { cwd: ws, env, timeoutMs: 60_000 });
@@ -108,6 +114,8 @@ describe("a destination list: no way round Landlock's connect check", {
       connect: "reached",
       tfo_sendto: "reached",
       tfo_sendmsg: "reached",
+      bind: "reached",
+      listen: "reached",
     });
     await waitFor(() => listener.count() === before + 3, { what: "the listener to count 3 connections" });
   });

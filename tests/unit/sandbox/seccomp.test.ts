@@ -1,9 +1,9 @@
 /**
  * The seccomp filter, run over calls the way the kernel runs it (a BPF interpreter in the
- * module): native inet sockets refused or reduced to TCP streams, TCP Fast Open sends refused
- * for a destination list, io_uring refused, x32 and foreign-architecture calls killed, everything
- * else allowed. The kernel's own verdict is
- * checked end to end in tests/e2e/sandbox*.test.ts.
+ * module): native inet sockets refused or reduced to TCP streams, TCP Fast Open sends and
+ * listen() refused for a destination list, io_uring refused, x32 and foreign-architecture calls
+ * killed, everything else allowed. The kernel's own verdict is checked end to end in
+ * tests/e2e/sandbox*.test.ts.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -75,6 +75,13 @@ for (const arch of ["x64", "arm64"] as const) {
           assert.equal(runFilter(tcp, c), "allow", `nr ${c.nr} flags ${flags}`);
         }
       }
+    });
+
+    it("a destination list: no listen() (it binds an unbound TCP socket to a random port itself)", () => {
+      const listen = arch === "x64" ? 50 : 201;
+      assert.equal(runFilter(tcp, call(listen, [3, 128])), "errno");
+      // network none has no inet socket to listen on (seccomp) or its own loopback (a namespace)
+      assert.equal(runFilter(none, call(listen, [3, 128])), "allow");
     });
 
     it("refuses io_uring (it opens sockets without the socket call)", () => {
