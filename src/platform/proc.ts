@@ -144,7 +144,9 @@ export function aliveGroups(pgids: Iterable<number>): Set<number> {
 
 /**
  * True while any live process remains in group `pgid`. POSIX asks kill(2) first: no such group
- * ends it there. kill(2) counts zombies, so Linux then looks for one live member in /proc.
+ * ends it there. kill(2) counts zombies, so Linux then looks for one live member in /proc, twice
+ * when the first look finds none: a member that forks and exits while /proc is read hides its
+ * child (listed too late) from that look (a daemon answering SIGTERM with a `setsid` child does).
  */
 export function groupAlive(pgid: number): boolean {
   if (windows) return windowsTree(pgid, windowsIndex()).length > 0;
@@ -156,6 +158,11 @@ export function groupAlive(pgid: number): boolean {
     }
   }
   if (!linux) return pgid > 1;
+  return liveMember(pgid) || liveMember(pgid);
+}
+
+/** Linux: one look through /proc for a live process in group `pgid`. */
+function liveMember(pgid: number): boolean {
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     const st = readProcStat(Number(name));

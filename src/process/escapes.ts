@@ -84,6 +84,23 @@ export function findEscapes(
   return { escapes: [...escapes.values()], zombies };
 }
 
+/**
+ * Which escapes join a stop that is under way (hermit keeps searching while it waits: a daemon
+ * may answer SIGTERM with a new `setsid` child and exit). Of the escapes in `escaped` (pgid →
+ * owner) not signalled yet: every one when all is being stopped (`owner` undefined); else those
+ * that left `owner`'s lineage, and the orphans (owner unknown) hermit adopted since the stop
+ * began — what the signalled groups leave behind as they exit. Pure.
+ */
+export function joiningStop(
+  escaped: ReadonlyMap<number, number | undefined>,
+  stop: { owner: number | undefined; before: ReadonlySet<number>; signalled: ReadonlySet<number> },
+): number[] {
+  return [...escaped].filter(([pgid, o]) =>
+    !stop.signalled.has(pgid) &&
+    (stop.owner === undefined || o === stop.owner || (o === undefined && !stop.before.has(pgid)))
+  ).map(([pgid]) => pgid);
+}
+
 const linux = process.platform === "linux";
 
 /**

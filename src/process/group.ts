@@ -19,6 +19,7 @@ import { type ExitStatus, exitStatusOf, spawnErrorStatus } from "./exit_status.t
 import {
   dropEscape,
   escapesOf,
+  follower,
   isRegistered,
   registeredGroups,
   registerGroup,
@@ -151,8 +152,9 @@ export class ProcessGroup {
     // the lineage as it stands, before the signals break it up (its leader gone: the orphans it left)
     sweepEscapes(this.running ? undefined : pgid);
     const owned = escapesOf(pgid);
-    await terminate(isRegistered(this) ? [pgid, ...owned] : owned, graceMs);
-    owned.forEach(dropEscape);
+    const follow = follower(pgid); // and what escapes while it is being stopped
+    const signalled = await terminate(isRegistered(this) ? [pgid, ...owned] : owned, graceMs, follow);
+    signalled.filter((g) => g !== pgid).forEach(dropEscape);
     const status = await within(this.exited, 2000);
     this.#forget();
     return status ?? this.#status ?? exitStatusOf(null, "SIGKILL");

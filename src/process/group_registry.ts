@@ -6,19 +6,24 @@
  * once `trackEscapes()` runs (Linux: hermit becomes a child subreaper and looks every
  * ESCAPE_POLL_MS), each escaped group is registered like a group, owned by the group whose
  * lineage it left, stopped with that group (on a timeout or cancel too), and with everything else
- * when hermit stops. A stop also looks once more, right before its signals (the only look on
- * systems without a subreaper). `terminate` is how a set of groups is stopped: SIGTERM, a grace
- * period, SIGKILL.
+ * when hermit stops. A stop also looks right before its signals (the only look outside a stop on
+ * systems without a subreaper) and keeps looking until it is done: a daemon that answers SIGTERM
+ * with a new `setsid` child and exits leaves an orphan that is stopped too (`joiningStop`).
+ * `terminate` is how a set of groups is stopped: SIGTERM, a grace period, SIGKILL.
  */
 import process from "node:process";
 import { log } from "../log.ts";
 import { forgetGroup, groupAlive, readProcStat, signalGroup, trackGroup } from "../platform/proc.ts";
-import { becomeSubreaper, descendantRows, findEscapes, reapAdopted } from "./escapes.ts";
+import { becomeSubreaper, descendantRows, findEscapes, joiningStop, reapAdopted } from "./escapes.ts";
 import type { ProcessGroup } from "./group.ts";
 import { sleep } from "./wait.ts";
 
 /** How often hermit's subtree is searched for escapes, once `trackEscapes()` has run (Linux). */
 const ESCAPE_POLL_MS = 1000;
+/** How often a stop searches again while it waits (a `/proc` walk on Linux, a `ps` elsewhere). */
+const FOLLOW_MS = process.platform === "linux" ? 100 : 500;
+/** How long a stop waits for SIGKILLed groups to empty. */
+const KILL_WAIT_MS = 2000;
 
 type Listener = (event: "add" | "remove", pgid: number) => void;
 const listeners = new Set<Listener>();
@@ -156,25 +161,62 @@ export function escapesOf(owner: number | undefined): number[] {
   return [...escaped].filter(([, o]) => owner === undefined || o === owner).map(([g]) => g);
 }
 
+/** Escapes that joined a stop since the last call, given the groups it has signalled. */
+export type Follow = (signalled: ReadonlySet<number>) => number[];
+
+/**
+ * A `Follow` for a stop of `owner`'s escapes (everything when undefined), to be made right before
+ * its first signal: each call searches again, and the escapes that join (see `joiningStop`) are
+ * counted as `owner`'s from then on.
+ */
+export function follower(owner: number | undefined): Follow {
+  const before = new Set(escaped.keys());
+  return (signalled) => {
+    sweepEscapes();
+    const join = joiningStop(escaped, { owner, before, signalled });
+    if (owner !== undefined) { for (const g of join) escaped.set(g, owner); }
+    return join;
+  };
+}
+
 /**
  * SIGTERM every live group in `pgids`, wait up to `graceMs` for them to empty, SIGKILL what is
- * left and wait (briefly) for that too.
+ * left and wait (briefly) for that too. With `follow`, search again every FOLLOW_MS and once more
+ * when all is empty: what joins is signalled like the rest (SIGTERM during the grace period,
+ * SIGKILL after it), until nothing is left or the deadline. Every group signalled, returned.
  */
-export async function terminate(pgids: number[], graceMs: number): Promise<void> {
+export async function terminate(pgids: number[], graceMs: number, follow?: Follow): Promise<number[]> {
+  const signalled = new Set(pgids);
   let live = pgids.filter(groupAlive);
   live.forEach((g) => signalGroup(g, "SIGTERM"));
-  const deadline = Date.now() + graceMs;
-  while (live.length && Date.now() < deadline) {
-    await sleep(25);
+  const graceEnd = Date.now() + graceMs;
+  const end = graceEnd + KILL_WAIT_MS;
+  let killed = false;
+  let nextFollow = Date.now() + FOLLOW_MS;
+  const join = (): number => {
+    nextFollow = Date.now() + FOLLOW_MS;
+    const joined = follow?.(signalled) ?? [];
+    for (const g of joined) {
+      signalled.add(g);
+      live.push(g);
+      signalGroup(g, killed ? "SIGKILL" : "SIGTERM");
+    }
+    return joined.length;
+  };
+  for (;;) {
     live = live.filter(groupAlive);
-  }
-  if (!live.length) return;
-  live.forEach((g) => signalGroup(g, "SIGKILL"));
-  const killDeadline = Date.now() + 2000;
-  while (live.length && Date.now() < killDeadline) {
+    // empty: search again, for the child a group's last process left as it exited (and again
+    // while that finds some: a group that joins may empty at once)
+    if (!live.length && join() && Date.now() < end) continue;
+    if (!live.length || Date.now() >= end) break;
+    if (!killed && Date.now() >= graceEnd) {
+      killed = true;
+      live.forEach((g) => signalGroup(g, "SIGKILL"));
+    }
     await sleep(25);
-    live = live.filter(groupAlive);
+    if (Date.now() >= nextFollow) join();
   }
+  return [...signalled];
 }
 
 /** Stop the escapes that left `owner` (all when undefined), after one more search. */
@@ -182,7 +224,7 @@ export async function stopEscapes(owner: number | undefined, graceMs: number): P
   sweepEscapes(owner);
   const pgids = escapesOf(owner);
   if (!pgids.length) return;
-  await terminate(pgids, graceMs);
-  pgids.forEach(dropEscape);
+  const signalled = await terminate(pgids, graceMs, follower(owner));
+  signalled.forEach(dropEscape);
   sweepEscapes(); // reap what was adopted and has now exited
 }

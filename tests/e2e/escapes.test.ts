@@ -22,14 +22,27 @@ const GONE_WITHIN_MS = 3000 + 5000;
 /** A daemon (its own session) that writes its pid to daemon.pid in the tool's cwd, then sleeps. */
 const DAEMON = "setsid sh -c 'echo $$ > daemon.pid.tmp && mv daemon.pid.tmp daemon.pid; exec sleep 1000' &";
 
+/**
+ * A daemon that answers SIGTERM by starting itself again in a new session and exiting (each one
+ * appends its pid to `hops` in the cwd): only a stop that keeps looking while it waits finds them.
+ */
+const HOPPER = `trap 'setsid sh "$0" </dev/null >/dev/null 2>&1 & exit 0' TERM
+echo $$ >> hops
+sleep 1000 & wait
+`;
+
 /** An adapter of its own per test (its directory is the tools' cwd, where daemon.pid goes). */
 function adapter(dir: string): string {
   mkdirSync(dir);
+  writeFileSync(path.join(dir, "hop.sh"), HOPPER);
+  // the tool goes on once the daemon has its trap (a SIGTERM before it would simply end it)
+  const hop = `setsid sh ${path.join(dir, "hop.sh")} </dev/null >/dev/null 2>&1 & ` +
+    "while [ ! -s hops ]; do sleep 0.1; done;";
   writeFileSync(
     path.join(dir, "hermit.yaml"),
     `name: escapes
 exports:
-  tools: [linger, stay, leave]
+  tools: [linger, stay, leave, hop, hop_stay]
 tools:
   linger:
     description: starts a daemon, then keeps running past its timeout
@@ -46,6 +59,16 @@ tools:
     input: { type: object }
     run: [sh, -c, "${DAEMON} exit 0"]
     timeout: 30
+  hop:
+    description: starts a daemon that hops to a new session on SIGTERM, and ends
+    input: { type: object }
+    run: [sh, -c, "${hop} exit 0"]
+    timeout: 30
+  hop_stay:
+    description: starts a daemon that hops to a new session on SIGTERM, then keeps running
+    input: { type: object }
+    run: [sh, -c, "${hop} sleep 60"]
+    timeout: 60
 `,
   );
   return dir;
@@ -122,6 +145,31 @@ async function daemonStarted(dir: string, s: Serve, reaper: Reaper): Promise<num
 const gone = (pid: number, why: string) =>
   waitFor(() => !alive(pid), { timeoutMs: GONE_WITHIN_MS, what: `the daemon ${pid} to be gone ${why}` });
 
+/** The pids the hopping daemon has had so far (each tracked for the reaper). */
+function hops(dir: string, reaper: Reaper): number[] {
+  let text = "";
+  try {
+    text = readFileSync(path.join(dir, "hops"), "utf8");
+  } catch { /* none yet */ }
+  const pids = text.split("\n").filter(Boolean).map(Number);
+  pids.forEach((p) => reaper.track(p));
+  return pids;
+}
+
+/** The hopping daemon started, then every pid it hopped to is gone (and it hops no more). */
+async function hopperStopped(dir: string, s: Serve, reaper: Reaper, why: string): Promise<void> {
+  await waitFor(() => hops(dir, reaper).every((p) => !alive(p)), {
+    timeoutMs: GONE_WITHIN_MS,
+    what: () =>
+      `every pid of the hopping daemon (${hops(dir, reaper)}) to be gone ${why} (${s.stderr().slice(-1500)})`,
+  });
+  const seen = hops(dir, reaper).length;
+  await new Promise((r) => setTimeout(r, 1500));
+  const now = hops(dir, reaper);
+  assert.equal(now.length, seen, `it hopped again ${why}: ${now}`);
+  assert.ok(now.every((p) => !alive(p)), `a pid of the hopping daemon outlived its stop ${why}: ${now}`);
+}
+
 function watchdogOf(hermit: number): number | undefined {
   return allProcesses().find((p) => cmdline(p.pid).includes(`watchdog --ppid ${hermit} --supervise`))?.pid;
 }
@@ -184,6 +232,33 @@ describe("setsid daemons of command tools", { timeout: 120_000 }, () => {
     s.end();
     assert.equal(await s.exit, 0, s.stderr());
     assert.ok(!alive(pid), `the daemon ${pid} outlived serve`);
+  });
+
+  it("that answer SIGTERM with a new setsid child are followed when the tool that left them ends", async () => {
+    const dir = dirOf("hop-exit");
+    const s = serve(dir, reaper);
+    await s.call("hop").result;
+    await waitFor(() => hops(dir, reaper).length > 0, {
+      timeoutMs: 30_000,
+      what: "the hopping daemon to start",
+    });
+    await hopperStopped(dir, s, reaper, "after the tool ended");
+    assert.equal(alive(s.pid), true, "serve goes on");
+    s.end();
+    assert.equal(await s.exit, 0, s.stderr());
+  });
+
+  it("that answer SIGTERM with a new setsid child are followed when serve exits", async () => {
+    const dir = dirOf("hop-serve-exit");
+    const s = serve(dir, reaper);
+    void s.call("hop_stay");
+    await waitFor(() => hops(dir, reaper).length > 0, {
+      timeoutMs: 30_000,
+      what: "the hopping daemon to start",
+    });
+    s.end();
+    assert.equal(await s.exit, 0, s.stderr());
+    await hopperStopped(dir, s, reaper, "after serve exited");
   });
 
   for (const watchdog of ["sh", "hermit"] as const) {

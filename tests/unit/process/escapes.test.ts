@@ -1,12 +1,13 @@
 /**
  * `findEscapes` (`src/process/escapes.ts`), the pure decision which groups below hermit left the
- * groups it tracks, and where they came from; plus the `ps` table it reads on systems without a
+ * groups it tracks, and where they came from; `joiningStop`, which of them join a stop under way;
+ * plus the `ps` table it reads on systems without a
  * subreaper. The real thing (setsid daemons of command tools) is in `tests/e2e/escapes.test.ts`.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import process from "node:process";
-import { findEscapes, type ProcRow, psRows } from "../../../src/process/escapes.ts";
+import { findEscapes, joiningStop, type ProcRow, psRows } from "../../../src/process/escapes.ts";
 
 const SELF = 100;
 const row = (pid: number, ppid: number, pgid: number, zombie = false): ProcRow => ({
@@ -80,6 +81,35 @@ describe("findEscapes", () => {
       row(701, 700, 701),
     ];
     assert.deepEqual(findEscapes(rows, facts([200])).escapes, [{ pgid: 300, owner: 200 }]);
+  });
+});
+
+describe("joiningStop", () => {
+  // 300 left group 200 (being stopped), 400 left group 250 (still running), 500 and 600 are
+  // orphans: 500 known before the stop began, 600 adopted since (a daemon's SIGTERM answer)
+  const escaped = new Map<number, number | undefined>([[300, 200], [400, 250], [500, undefined], [
+    600,
+    undefined,
+  ]]);
+  const before = new Set([300, 400, 500]);
+
+  it("a stop of one group: its own escapes and the orphans adopted since it began, not signalled yet", () => {
+    assert.deepEqual(joiningStop(escaped, { owner: 200, before, signalled: new Set() }), [300, 600]);
+    assert.deepEqual(joiningStop(escaped, { owner: 200, before, signalled: new Set([300]) }), [600]);
+    assert.deepEqual(joiningStop(escaped, { owner: 200, before, signalled: new Set([300, 600]) }), []);
+  });
+
+  it("never another running group's escapes, nor an orphan hermit had before the stop", () => {
+    const got = joiningStop(escaped, { owner: 200, before, signalled: new Set() });
+    assert.ok(!got.includes(400) && !got.includes(500), `${got}`);
+  });
+
+  it("a stop of everything: every escape not signalled yet", () => {
+    assert.deepEqual(joiningStop(escaped, { owner: undefined, before, signalled: new Set([300]) }), [
+      400,
+      500,
+      600,
+    ]);
   });
 });
 
