@@ -112,7 +112,9 @@ export class Engine {
       rec = { kind: item.kind, file, what: item.what, owners: [], hash: want };
       if (item.kind === "entry") Object.assign(rec, { format: item.format, path: item.path });
       if (item.kind === "block") rec.id = item.id;
-      if (cur.found) rec.previous = cur.raw;
+      // exactly what hermit writes (its record was lost: a fresh clone of committed host files) is
+      // taken as hermit's again, so --remove takes it away rather than "restore" it as it is
+      if (cur.found && status !== "unchanged") rec.previous = cur.raw;
       this.state.items.push(rec);
     }
     rec.hash = want;

@@ -70,6 +70,29 @@ describe("ownership", () => {
   });
 });
 
+describe("a lost record (a fresh clone of a project whose host files are committed)", () => {
+  const s = sandbox();
+  after(s.cleanup);
+
+  it("what is exactly what hermit writes is taken as hermit's again, so --remove takes it away", async () => {
+    await deploy(s, { hosts: ["claude"] });
+    const deployed = snapshot(s.project, [".hermit"]);
+    rmSync(path.join(s.project, ".hermit"), { recursive: true });
+    const again = await deploy(s, { hosts: ["claude"] });
+    assert.ok(
+      again.hosts[0].items.every((i) => i.status === "unchanged"),
+      JSON.stringify(again.hosts[0].items),
+    );
+    assert.deepEqual(snapshot(s.project, [".hermit"]), deployed, "nothing rewritten");
+    const removed = await deploy(s, { hosts: ["claude"], remove: true });
+    assert.ok(removed.hosts[0].items.every((i) => i.status === "removed"));
+    // the files stay (whether hermit created them went with the record), without hermit's parts
+    assert.doesNotMatch(readFileSync(path.join(s.project, ".mcp.json"), "utf8"), /notes|hermit/);
+    assert.doesNotMatch(readFileSync(path.join(s.project, "CLAUDE.md"), "utf8"), /hermit:notes/);
+    assert.deepEqual([...snapshot(s.project, [".hermit"]).keys()], [".mcp.json", "CLAUDE.md"]);
+  });
+});
+
 describe("shared and stale items", () => {
   const s = sandbox();
   after(s.cleanup);
