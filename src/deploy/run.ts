@@ -20,7 +20,7 @@ import { acquireLock } from "../platform/lock.ts";
 import { stateDir as hermitStateDir } from "../platform/paths.ts";
 import { adapterParts, remoteLaunch, stdioLaunch } from "./adapter.ts";
 import { commit, type Committed } from "./commit.ts";
-import { checkRecordInProject, confineToProject, refuseLinksIn } from "./confine.ts";
+import { checkRecordInProject, confineToProject, isInside, realPathOf, refuseLinksIn } from "./confine.ts";
 import { Engine, type Owned } from "./engine.ts";
 import { Workspace } from "./ops.ts";
 import { buildReport, type DeployReport } from "./report.ts";
@@ -45,12 +45,21 @@ export interface DeployOptions {
   lockTimeoutMs?: number;
 }
 
-/** The disk as host plans see it: existence, and text through the run's workspace. */
-function hostFs(ws: Workspace): HostFs {
+/**
+ * The disk as host plans see it: existence, and text through the run's workspace. What a project
+ * deploy's plan only looks at outside the project (the user's own host settings: is this project
+ * trusted in ~/.codex/config.toml?) is read as it is: the workspace refuses outside paths, which
+ * it may write.
+ */
+function hostFs(ws: Workspace, realRoot: string | undefined): HostFs {
   return {
     exists,
     read: (p) => {
       try {
+        if (realRoot && !isInside(realRoot, realPathOf(p))) {
+          const b = readBytes(p);
+          return b === undefined ? undefined : new TextDecoder().decode(b);
+        }
         return ws.text(p);
       } catch {
         return undefined; // a directory, unreadable: nothing to go by
@@ -95,7 +104,7 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
       if (realRoot) confineToProject(realRoot, f, show);
       return readOrExplain(f, show);
     }, show);
-    const fs = hostFs(ws);
+    const fs = hostFs(ws, realRoot);
     const hosts = chooseHosts(o, target, state, m.name, fs);
     const sameName = adapterConflict(state, m.name, m.dir, o.force);
     if (sameName) throw new HermitError(`${sameName}; nothing was written`, Exit.usage);
