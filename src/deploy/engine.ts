@@ -171,7 +171,9 @@ export class Engine {
     if (item.kind === "file") return this.ws.setBytes(item.file, item.content);
     const fr = this.fileRecord(item.file);
     const text = this.ws.text(item.file) ?? "";
-    if (item.kind === "block") return this.ws.setText(item.file, setBlock(text, item.id, item.text));
+    if (item.kind === "block") {
+      return this.ws.setText(item.file, setBlock(text, item.id, item.text, this.show(item.file)));
+    }
     const created: Created = { containers: [], interiors: {} };
     const out = setVerified(
       ENTRY_OPS[item.format],
@@ -197,7 +199,9 @@ export class Engine {
       const id = rec.id!;
       return this.ws.setText(
         file,
-        rec.previous === undefined ? removeBlock(text, id) : restoreBlock(text, id, rec.previous),
+        rec.previous === undefined
+          ? removeBlock(text, id, this.show(file))
+          : restoreBlock(text, id, rec.previous, this.show(file)),
       );
     }
     const ops = ENTRY_OPS[rec.format!];
@@ -243,10 +247,10 @@ export class Engine {
     const text = this.ws.text(file);
     if (text === undefined) return { found: false, editable: true };
     if (i.kind === "block") {
-      const body = readBlock(text, i.id!);
+      const body = readBlock(text, i.id!, this.show(file));
       return body === undefined
         ? { found: false, editable: true }
-        : { found: true, hash: sha256(body), raw: rawBlock(text, i.id!), editable: true };
+        : { found: true, hash: sha256(body), raw: rawBlock(text, i.id!, this.show(file)), editable: true };
     }
     const found = ENTRY_OPS[i.format!].read(text, i.path!, this.show(file));
     if (!found.found) return { found: false, editable: true };

@@ -62,7 +62,7 @@ export const claude: HostSpec = {
     ];
     if (project && a.context !== undefined && fs.exists(inProject(t, "AGENTS.md"))) {
       const current = fs.read(instructions);
-      if (current === undefined || readBlock(current, AGENTS_IMPORT) !== undefined) {
+      if (current === undefined || readBlock(current, AGENTS_IMPORT, instructions) !== undefined) {
         items.push({
           kind: "block",
           file: instructions,

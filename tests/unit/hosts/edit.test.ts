@@ -179,4 +179,20 @@ describe("markdown blocks", () => {
     const both = setBlock(setBlock("mine\n", "a", "A"), "b", "B");
     assert.equal(removeBlock(both, "a"), setBlock("mine\n", "b", "B"));
   });
+
+  it("a block whose end line is gone is an error naming the marker, never a second block", () => {
+    const cut = setBlock("mine\n", "notes", "N").replace(/<!-- hermit:notes end -->\n/, "");
+    for (
+      const op of [
+        () => setBlock(cut, "notes", "M"),
+        () => removeBlock(cut, "notes"),
+        () => readBlock(cut, "notes"),
+      ]
+    ) {
+      assert.throws(
+        op,
+        (e: unknown) => e instanceof EditError && /<!-- hermit:notes end -->/.test(e.message),
+      );
+    }
+  });
 });
