@@ -13,7 +13,7 @@ import { appendYamlSeq, setYaml } from "../hosts/edit/yaml.ts";
 import { Exit, HermitError, usageError } from "../errors.ts";
 import { type LoadedManifest, parseManifest } from "../manifest/load.ts";
 import { suggest } from "../manifest/names.ts";
-import { knownKeys } from "../manifest/schema.ts";
+import { knownKeys, TOOL_NAME } from "../manifest/schema.ts";
 import type { Trust } from "../manifest/types.ts";
 import { CATALOG, type CatalogEntry, catalogEntry, type SandboxPolicy } from "./entries.ts";
 
@@ -118,7 +118,16 @@ export function planAdd(
     );
   }
   const include = opts.tools ?? entry.include;
+  if (opts.prefix !== undefined && !/^[A-Za-z0-9_-]*$/.test(opts.prefix)) {
+    throw usageError(
+      `--prefix must be letters, digits, - and _ (tool names allow no other), got '${opts.prefix}'`,
+    );
+  }
   const exported = include.map((t) => (opts.prefix ?? "") + t);
+  const tooLong = exported.find((n) => !TOOL_NAME.test(n));
+  if (tooLong) {
+    throw usageError(`--prefix makes '${tooLong}' longer than the 64 characters a tool name may have`);
+  }
   const taken = exported.filter((n) => before.exports.tools.includes(n));
   if (taken.length) {
     throw usageError(

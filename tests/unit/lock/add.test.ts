@@ -90,6 +90,15 @@ describe("hermit add's splice", () => {
       /memory has no tool 'nope'; it offers: create_entities/,
     );
     err(() => findEntry("memroy"), /no catalog entry 'memroy' \(did you mean 'memory'\?\)/);
+    // one line about the flag, not an error per exported name at positions not in the file
+    err(
+      () => planAdd(MANIFEST, FILE, DIR, findEntry("memory"), { prefix: "x;y" }, false),
+      /^--prefix must be letters, digits, - and _ \(tool names allow no other\), got 'x;y'$/,
+    );
+    err(
+      () => planAdd(MANIFEST, FILE, DIR, findEntry("memory"), { prefix: "p".repeat(60) }, false),
+      /^--prefix makes 'p+create_entities' longer than the 64 characters a tool name may have$/,
+    );
   });
 });
 
