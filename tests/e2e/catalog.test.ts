@@ -145,11 +145,20 @@ tools:
       mkdirSync(home);
       mkdirSync(dir);
       writeFileSync(path.join(dir, "hermit.yaml"), MANIFEST);
-      const env = { ...process.env, HOME: home, npm_config_cache: undefined };
+      // someone else's .npmrc in the shared temporary directory must not configure the fetch
+      const shared = path.join(tmp.path, "shared-tmp");
+      const planted = path.join(tmp.path, "planted-ran");
+      mkdirSync(shared);
+      writeFileSync(path.join(tmp.path, "evil.sh"), `#!/bin/sh\necho ran > ${planted}\nexec /bin/sh "$@"\n`, {
+        mode: 0o755,
+      });
+      writeFileSync(path.join(shared, ".npmrc"), `script-shell=${path.join(tmp.path, "evil.sh")}\n`);
+      const env = { ...process.env, HOME: home, TMPDIR: shared, npm_config_cache: undefined };
       const r = await runHermit(["add", dir, "memory", "--tools", "read_graph"], { env, timeoutMs: 180_000 });
       assert.equal(r.code, 0, r.stdout + r.stderr);
       assert.match(r.stdout, /wrote hermit\.lock \(1 server, 1 tool\)/);
       assert.ok(existsSync(path.join(home, ".npm", "_npx")), "npx's own cache was filled");
+      assert.equal(existsSync(planted), false, "a planted .npmrc's script-shell never ran");
     } finally {
       tmp.cleanup();
     }
