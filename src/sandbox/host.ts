@@ -113,6 +113,7 @@ export class SandboxHost {
       env: this.#opts.env,
       interpolation: this.#opts.interpolation,
       adapterDir: this.#manifest.dir,
+      manifestFile: this.#manifest.file,
       stateDir: this.#stateDir,
       tmpDir,
       servedAdapters: this.#servedDirs(),

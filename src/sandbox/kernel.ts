@@ -74,7 +74,12 @@ export function installSeccomp(c: Libc, mode: SeccompNet): string | undefined {
  * (`net`, its loopback brought up) and/or a mount namespace (`hide`: protected paths covered by
  * mounts, `hideByMounts`). The number of paths covered, or why there is no namespace.
  */
-export function enterNamespaces(c: Libc, net: boolean, hide: FsRule[]): { mounts: number } | string {
+export function enterNamespaces(
+  c: Libc,
+  net: boolean,
+  hide: FsRule[],
+  pins: string[] = [],
+): { mounts: number } | string {
   const uid = process.getuid!();
   const gid = process.getgid!();
   const r = c.call("unshare", CLONE_NEWUSER | (net ? CLONE_NEWNET : 0) | (hide.length ? CLONE_NEWNS : 0));
@@ -83,7 +88,7 @@ export function enterNamespaces(c: Libc, net: boolean, hide: FsRule[]): { mounts
   writeFileSync("/proc/self/uid_map", `${uid} ${uid} 1`);
   writeFileSync("/proc/self/gid_map", `${gid} ${gid} 1`);
   if (net) loopbackUp(c);
-  return { mounts: hide.length ? hideByMounts(c, hide) : 0 };
+  return { mounts: hide.length ? hideByMounts(c, hide, pins) : 0 };
 }
 
 /** Rule paths as the kernel sees them: globs expanded, symlinks resolved, missing paths left out. */
@@ -208,12 +213,18 @@ function lockedFlags(c: Libc, target: Uint8Array): number {
 }
 
 /**
- * Cover each denied path with an empty read-only mount (a tmpfs, or /dev/null over a file) and
- * each read-only one with a read-only mount of itself; how many worked (0 unless all did).
+ * Pin each of `pins` (a mount of itself: it can no longer be renamed or removed), then cover each
+ * denied path with an empty read-only mount (a tmpfs, or /dev/null over a file) and each
+ * read-only one with a read-only mount of itself; how many worked (0 unless all did).
  */
-export function hideByMounts(c: Libc, rules: FsRule[]): number {
+export function hideByMounts(c: Libc, rules: FsRule[], pins: string[] = []): number {
   const none = cString("none");
   c.call("mount", c.address(none), c.address(cString("/")), 0, MS.REC | MS.PRIVATE, 0);
+  // first the pins (outermost first): a mount of itself cannot be renamed or removed
+  for (const p of pins) {
+    const target = cString(p);
+    if (c.call("mount", c.address(target), c.address(target), 0, MS.BIND | MS.REC, 0) !== 0) return 0;
+  }
   let done = 0;
   const tmpfs = cString("tmpfs");
   const devnull = cString("/dev/null");

@@ -88,6 +88,27 @@ export function coveredByWrite(rules: readonly FsRule[]): FsRule[] {
   return rules.filter((r) => r.level !== "write" && nearest(r.path) === "write" && !reopened(r));
 }
 
+/**
+ * The directories to pin (each a mount of itself, so it cannot be renamed or removed) for the
+ * read-only paths among `covered`: every directory between the writable path they lie in and
+ * them, so the adapter's directory, or one above it, cannot be moved aside and a new policy put
+ * in its place. Outermost first (each pin's mount carries what lies below it). Pure.
+ */
+export function pinnedDirs(rules: readonly FsRule[], covered: readonly FsRule[]): string[] {
+  const writable = new Set(rules.filter((r) => r.level === "write").map((r) => r.path));
+  const pins = new Set<string>();
+  for (const r of covered) {
+    if (r.level !== "read") continue;
+    const chain: string[] = [];
+    for (let q = r.path.slice(0, r.path.lastIndexOf("/")) || "/"; q !== "/" && !writable.has(q);) {
+      chain.push(q);
+      q = q.slice(0, q.lastIndexOf("/")) || "/";
+    }
+    for (const d of chain.reverse()) pins.add(d);
+  }
+  return [...pins].sort((a, b) => a.split("/").length - b.split("/").length);
+}
+
 export function runLauncher(argv: string[]): number {
   const [planText, target, ...rest] = argv;
   if (!planText || !target) {
@@ -124,7 +145,7 @@ export function runLauncher(argv: string[]): number {
   if (wantNet || wantMounts.length) {
     const ns = threads !== 1
       ? `the launcher runs ${threads} threads`
-      : enterNamespaces(c, wantNet, wantMounts);
+      : enterNamespaces(c, wantNet, wantMounts, pinnedDirs(fs, wantMounts));
     if (typeof ns === "string") report.caps.why.namespace = ns;
     else {
       report.caps.namespace = wantNet;

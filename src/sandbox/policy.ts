@@ -20,7 +20,10 @@ import type { Destination, SandboxSettings, Trust } from "../manifest/types.ts";
 import type { FsRule, Level } from "./landlock.ts";
 import { defaultSecrets } from "./secrets.ts";
 
-/** The files that decide an adapter's confinement: read-only to what it starts. */
+/**
+ * The files that decide an adapter's confinement, read-only to what it starts (with the manifest
+ * hermit actually read, when a path given named another file).
+ */
 export const POLICY_FILES = ["hermit.yaml", "hermit.lock"];
 
 export type NetworkRule = { mode: "all" } | { mode: "none" } | { mode: "allow"; allow: Destination[] };
@@ -32,6 +35,8 @@ export interface PolicyContext {
   env: Readonly<Record<string, string | undefined>>;
   interpolation: InterpolationContext;
   adapterDir: string;
+  /** The manifest hermit read (default `<adapterDir>/hermit.yaml`; a path given may name another). */
+  manifestFile?: string;
   stateDir: string;
   /** The entry's private temporary directory (its TMPDIR). */
   tmpDir: string;
@@ -200,7 +205,10 @@ export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
   for (const dir of new Set([ctx.adapterDir, ...ctx.servedAdapters])) {
     put(path.posix.join(dir, ".serve"), "deny", false);
   }
-  const policyFiles = POLICY_FILES.map((f) => path.posix.join(ctx.adapterDir, f));
+  const policyFiles = [
+    ...POLICY_FILES.map((f) => path.posix.join(ctx.adapterDir, f)),
+    ...(ctx.manifestFile ? [ctx.manifestFile] : []),
+  ].filter((f, i, all) => all.indexOf(f) === i);
   for (const f of policyFiles) put(f, "read", false);
   for (const d of DEVICES) put(d, "write", false);
   for (const c of caches) put(c.path, "write", false);

@@ -324,6 +324,8 @@ describe("a protected path inside a writable workspace", { skip: ready.skip }, (
         "        const own = p.join(ws, 'tools-adapter/hermit.yaml'), same = fs.readFileSync(own);",
         "        try { fs.appendFileSync(own, '# sandbox: off\\n'); out.manifest = 'ok'; } catch (e) { out.manifest = e.code; }",
         "        try { fs.writeFileSync(own + '.new', same); fs.renameSync(own + '.new', own); out.replace = 'ok'; } catch (e) { out.replace = e.code; }",
+        "        const dir = p.dirname(own);",
+        "        try { fs.renameSync(dir, dir + '.aside'); fs.renameSync(dir + '.aside', dir); out.moved = 'ok'; } catch (e) { out.moved = e.code; }",
         "        process.stdout.write(JSON.stringify(out));",
       ].join("\n") + "\n",
     );
@@ -358,6 +360,7 @@ describe("a protected path inside a writable workspace", { skip: ready.skip }, (
         // and the adapter's own manifest, which says how it is confined, is read-only to it
         assert.equal(got.manifest, "EROFS", r.stdout);
         assert.equal(got.replace, "EBUSY", r.stdout);
+        assert.equal(got.moved, "EBUSY", "its directory cannot be moved aside for another one either");
         assert.doesNotMatch(readFileSync(path.join(dir, "hermit.yaml"), "utf8"), /^# sandbox: off$/m);
       } else {
         // without one, it stays writable rather than narrow the workspace further: said

@@ -22,7 +22,7 @@ import {
   READ_RIGHTS,
   rulesetAttrSize,
 } from "../../../src/sandbox/landlock.ts";
-import { coveredByWrite } from "../../../src/sandbox/launcher.ts";
+import { coveredByWrite, pinnedDirs } from "../../../src/sandbox/launcher.ts";
 
 /** A tree from paths: a trailing `/` is a directory, `@` marks a symlink. */
 function tree(paths: string[]): FsView & { files: string[] } {
@@ -263,6 +263,21 @@ describe("which protected paths a mount covers", () => {
       { path: "/etc/hermit.yaml", level: "read" },
     ];
     assert.deepEqual(coveredByWrite(rules), [rules[2]]);
+  });
+
+  it("the directories between a read-only path and the writable one it lies in are pinned, outermost first", () => {
+    const rules: FsRule[] = [
+      { path: "/", level: "read" },
+      { path: "/work/p", level: "write" },
+      { path: "/work/p/adapters/notes/hermit.yaml", level: "read", soft: true },
+      { path: "/work/p/adapters/notes/hermit.lock", level: "read", soft: true },
+      { path: "/work/p/shared/.serve", level: "deny" },
+      { path: "/work/p/hermit.yaml", level: "read", soft: true },
+    ];
+    assert.deepEqual(pinnedDirs(rules, coveredByWrite(rules)), [
+      "/work/p/adapters",
+      "/work/p/adapters/notes",
+    ]);
   });
 
   it("a hidden read-only path leaves its writable directory whole for Landlock (the mount keeps it read-only)", () => {

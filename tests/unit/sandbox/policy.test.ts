@@ -67,6 +67,11 @@ describe("resolvePolicy: defaults", () => {
         assert.deepEqual(rule, { path: `/work/adapters/notes/${f}`, level: "read", soft: true });
       }
     }
+    const given = resolvePolicy(
+      { label: "tools.t", kind: "tool", trust: "full", settings: settings() },
+      { ...ctx, manifestFile: "/work/adapters/notes/custom.yaml" },
+    );
+    assert.equal(given.fs.find((r) => r.path === "/work/adapters/notes/custom.yaml")?.level, "read");
     const opened = resolvePolicy(
       { label: "tools.t", kind: "tool", trust: "full", settings: settings({ write: ["hermit.yaml"] }) },
       ctx,
