@@ -1,7 +1,8 @@
 /**
- * The arguments of a call as the approval question (gate 5) shows them: every argument by name,
- * nested ones by path (`"opts"."target"`), one per line, each value shortened on its own and
- * saying how much was cut, so a long value cannot push the others out of view. Characters a
+ * The arguments of a call as the approval question (gate 5) shows them: every value by its path
+ * (`"opts"."target"`), down to the leaves, one per line, each shortened on its own and saying how
+ * much was cut, so a long value cannot push the others out of view (a call with too many values,
+ * or nested too deep, to show whole is refused instead). Characters a
  * reader cannot see or that reorder text (controls, bidi controls and marks, zero-width and TAG
  * characters, selectors, fillers, white space other than a plain space) are shown as `<U+XXXX>`,
  * never raw. Pure.
@@ -11,9 +12,12 @@
 export const VALUE_CHARS = 200;
 /** Characters of one argument name shown before it is cut. */
 export const NAME_CHARS = 100;
-/** Nested values are listed by path until this many lines; deeper or later ones as shortened JSON. */
-const MAX_LINES = 200;
-const MAX_DEPTH = 4;
+/**
+ * Every value is listed by its path, down to the leaves; a call with more leaves than this, or
+ * nested deeper, cannot be shown fairly in one question, and is refused rather than asked about.
+ */
+export const MAX_LINES = 500;
+export const MAX_DEPTH = 32;
 
 /** What a reader does not see as itself: other categories, separators, selectors, fillers. */
 const UNSEEN =
@@ -24,20 +28,31 @@ export function escapeUnseen(text: string): string {
   return text.replace(UNSEEN, (c) => `<U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}>`);
 }
 
-/** The argument lines, indented by two spaces; `(none)` for no arguments. */
-export function argumentLines(args: Record<string, unknown>): string[] {
+/**
+ * The argument lines, one per value down to the leaves, indented by two spaces (`(none)` for no
+ * arguments); undefined when they are more than `MAX_LINES` or nested deeper than `MAX_DEPTH`:
+ * such a call cannot be shown whole, and what is not shown must not be approved.
+ */
+export function argumentLines(args: Record<string, unknown>): string[] | undefined {
   const lines: string[] = [];
-  const walk = (path: string, value: unknown, depth: number): void => {
+  // iterative, depth-first in order: a deeply nested value cannot overflow the stack
+  const stack: [string, unknown, number][] = Object.entries(args).reverse().map((
+    [k, v],
+  ) => [shortName(k), v, 0]);
+  while (stack.length) {
+    const [path, value, depth] = stack.pop()!;
     const entries = value && typeof value === "object" ? Object.entries(value) : [];
-    if (!entries.length || depth >= MAX_DEPTH || lines.length >= MAX_LINES) {
+    if (entries.length && depth >= MAX_DEPTH) return undefined;
+    if (!entries.length) {
+      if (lines.length >= MAX_LINES) return undefined;
       lines.push(`  ${path}: ${shortValue(value)}`);
-      return;
+      continue;
     }
-    for (const [k, v] of entries) {
-      walk(Array.isArray(value) ? `${path}[${k}]` : `${path}.${shortName(k)}`, v, depth + 1);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [k, v] = entries[i];
+      stack.push([Array.isArray(value) ? `${path}[${k}]` : `${path}.${shortName(k)}`, v, depth + 1]);
     }
-  };
-  for (const [k, v] of Object.entries(args)) walk(shortName(k), v, 0);
+  }
   return lines.length ? lines : ["  (none)"];
 }
 

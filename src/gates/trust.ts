@@ -10,7 +10,7 @@
  */
 import type { ElicitRequest, ElicitResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Trust } from "../manifest/types.ts";
-import { argumentLines, escapeUnseen } from "./approval_text.ts";
+import { argumentLines, escapeUnseen, MAX_DEPTH, MAX_LINES } from "./approval_text.ts";
 
 /** One upstream tool as its server describes it and as the manifest speaks of it. */
 export interface ReadOnlyEvidence {
@@ -58,15 +58,18 @@ export interface ApprovalSubject {
 }
 
 /**
- * The question: every argument by name with a shortened view of its value (approval_text.ts), and
- * nothing a reader cannot see raw (a `U+202E` in a file name is shown as `<U+202E>`).
+ * The question: every value of the arguments by its path with a shortened view of it
+ * (approval_text.ts), and nothing a reader cannot see raw (a `U+202E` in a file name is shown as
+ * `<U+202E>`); undefined when the arguments cannot be shown whole (then nothing is asked).
  */
-export function approvalRequest(s: ApprovalSubject): ElicitRequest["params"] {
+export function approvalRequest(s: ApprovalSubject): ElicitRequest["params"] | undefined {
   const [server, tool] = [escapeUnseen(s.server), escapeUnseen(s.tool)];
+  const lines = argumentLines(s.args);
+  if (!lines) return undefined;
   return {
     message:
       `The untrusted MCP server '${server}' wants to run the tool '${tool}', which may modify external state.\n` +
-      `Arguments (${Object.keys(s.args).length}):\n${argumentLines(s.args).join("\n")}\nAllow this call?`,
+      `Arguments (${Object.keys(s.args).length}):\n${lines.join("\n")}\nAllow this call?`,
     requestedSchema: {
       type: "object",
       properties: {
@@ -81,7 +84,7 @@ export function approvalRequest(s: ApprovalSubject): ElicitRequest["params"] {
   };
 }
 
-export type ApprovalOutcome = "approved" | "declined" | "cancelled" | "unavailable" | "failed";
+export type ApprovalOutcome = "approved" | "declined" | "cancelled" | "unavailable" | "failed" | "unshowable";
 
 /** Only `accept` with `approve: true` approves; every other answer refuses. */
 export function readApproval(result: ElicitResult | undefined): ApprovalOutcome {
@@ -100,6 +103,8 @@ export function refusalText(
     cancelled: "the approval was cancelled or timed out",
     unavailable: "this client cannot ask the user for approval (no elicitation support)",
     failed: `asking for approval failed${detail ? ` (${detail})` : ""}`,
+    unshowable:
+      `its arguments cannot be shown whole in an approval question (more than ${MAX_LINES} values, or nested deeper than ${MAX_DEPTH})`,
   }[outcome];
   return `refused: ${s.tool} on the untrusted server '${s.server}' needs the user's approval and ${why}; ` +
     "it was NOT run. Do not retry without explicit user direction.";

@@ -69,7 +69,8 @@ export async function askApproval(
   let outcome: ApprovalOutcome;
   let detail: string | undefined;
   try {
-    if (ctx.approve) outcome = readApproval(await ctx.approve(question));
+    if (!question) outcome = "unshowable"; // what cannot be shown is not asked about
+    else if (ctx.approve) outcome = readApproval(await ctx.approve(question));
     else if (canAskForms(ctx.session)) {
       outcome = readApproval(
         await ctx.session!.elicit(question, {
