@@ -7,9 +7,11 @@
  * started): `HERMIT_LOG_FORMAT=json` writes each line as `{"level", "message", "event"?}` so that
  * `hermit check` can read what the `hermit serve` it started said without parsing sentences, and
  * a one-shot command can leave out, with `omitEvents`, the lines its own report already says.
- * The sink is replaceable (`setLogSink`) for a process that must not load Node's streams.
+ * The sink is replaceable (`setLogSink`) for a process that must not load Node's streams. Control
+ * characters in a message are shown escaped (`gates/terminal_text.ts`).
  */
 import process from "node:process";
+import { terminalSafe } from "./gates/terminal_text.ts";
 
 const levels = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 } as const;
 export type Level = keyof typeof levels;
@@ -42,8 +44,10 @@ export function setLogSink(write: (text: string) => void): void {
   sink = write;
 }
 
-function emit(level: Level, message: string, event?: LogEvent): void {
+function emit(level: Level, text: string, event?: LogEvent): void {
   if (levels[level] < threshold || (event && omitted.has(event.kind))) return;
+  // what an upstream said (its stderr, its descriptions) never drives the reader's terminal
+  const message = terminalSafe(text);
   const line = json
     ? JSON.stringify({ level, message, ...(event ? { event } : {}) })
     : (timestamps ? new Date().toISOString() + " " : "") +

@@ -9,6 +9,7 @@
  * and Greek homoglyphs), so `ig\u00ADnore`, `іgnore` and `ｉｇｎｏｒｅ` read `ignore`. Findings are
  * reported, never blocking. Pure.
  */
+import { terminalSafe } from "./terminal_text.ts";
 import { findHidden, foldForMatching, HIDDEN_NAMES } from "./unicode.ts";
 
 /** Up to `n` words of filler between the words a phrase is made of ("ignore ALL of the previous …"). */
@@ -100,7 +101,7 @@ export function scanText(where: string, text: string | undefined): ScanFinding[]
 function excerpt(text: string, index: number): string {
   const start = Math.max(0, index - 60);
   const slice = text.slice(start, start + EXCERPT);
-  return (start > 0 ? "…" : "") + visible(slice) + (start + EXCERPT < text.length ? "…" : "");
+  return (start > 0 ? "…" : "") + terminalSafe(visible(slice)) + (start + EXCERPT < text.length ? "…" : "");
 }
 
 /** Hidden characters as `<U+XXXX>` so a log reader can see them. */
