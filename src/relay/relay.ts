@@ -36,6 +36,8 @@ export class Relay {
   readonly #out: HostOut;
   readonly #conn: ServiceConnection;
   readonly #clock: Clock;
+  /** When the service first answered "busy" to a notification (requests keep their own time). */
+  readonly #busySince = new WeakMap<Message, number>();
   /** The link's session takes the host's messages (its initialize was answered, or replayed). */
   #open = false;
   #initializedSent = false;
@@ -207,6 +209,13 @@ export class Relay {
       if (!this.#ledger.unsend(m.id, link)) return;
       if (this.#clock.now() - this.#ledger.since(m.id)! + r.retryMs >= WAIT_MS) {
         return this.#settle(m.id, `the hermit service is busy (${r.why}); try again`);
+      }
+    } else {
+      // a notification has no one to answer: it goes again within the same limit, then is dropped
+      const since = this.#busySince.get(m) ?? this.#clock.now();
+      this.#busySince.set(m, since);
+      if (this.#clock.now() - since + r.retryMs >= WAIT_MS) {
+        return log.warn(`relay: the service stayed busy for ${WAIT_MS / 1000} s; a ${m.kind} was dropped`);
       }
     }
     log.debug(`relay: the service is busy (${r.why}); sending again in ${r.retryMs} ms`);

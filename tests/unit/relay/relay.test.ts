@@ -36,6 +36,8 @@ class Scripted {
   mode: "ok" | "5xx" | "413" | "refused-connection" = "ok";
   /** How many more tools/call posts get the service's "busy" (its max_connections) first. */
   busy = 0;
+  /** Every notification gets the service's "busy" (its max_connections). */
+  busyNotifications = false;
   readonly posts: Json[] = [];
   links = 0;
   readonly closed: number[] = [];
@@ -75,6 +77,9 @@ class Scripted {
     if (this.mode === "5xx") return { kind: "failed", delivered: true, why: "HTTP 500: upstream broke" };
     if (this.mode === "413" && m.method === "tools/call") {
       return { kind: "rejected", status: 413, code: -32600, message: "Request body over 4194304 bytes" };
+    }
+    if (id === undefined && this.busyNotifications) {
+      return { kind: "busy", retryMs: 100, why: "HTTP 503: busy" };
     }
     if (m.method === "tools/call" && this.busy > 0 && !this.hang.has((m.params as { name: string }).name)) {
       this.busy--;
@@ -236,6 +241,25 @@ describe("relay: a busy service (its max_connections)", () => {
     send(request(3, "tools/call", { name: "read", arguments: {} }));
     await run(clock, 2000, () => answer(3) !== undefined);
     assert.ok(answer(3)?.result);
+    await relay.close();
+  });
+});
+
+describe("relay: a notification the service keeps answering 'busy'", () => {
+  it("goes again within the wait limit, then is dropped: not sent forever", async () => {
+    const svc = new Scripted();
+    const { relay, send, clock } = setup(svc);
+    await relay.start(ADDR);
+    send(initialize());
+    await settle();
+    svc.busyNotifications = true;
+    send({ jsonrpc: "2.0", method: "notifications/roots/list_changed" });
+    await run(clock, WAIT_MS + 10_000);
+    const sent = () => svc.posts.filter((p) => p.method === "notifications/roots/list_changed").length;
+    const after = sent();
+    assert.ok(after > 10 && after <= WAIT_MS / 100 + 1, `${after} sends`);
+    await run(clock, 10_000);
+    assert.equal(sent(), after, "no more after the limit");
     await relay.close();
   });
 });
