@@ -52,6 +52,7 @@ export function commit(changes: FileChange[], state: DeployState, p: CommitPlace
   const backups = keepsRecord ? path.join(p.dir, "backup") : p.removedBackups;
   const written: FileChange[] = [];
   const made: string[] = [];
+  const folderBefore = exists(p.dir);
   let current = "";
   let backedUp = false;
   try {
@@ -75,7 +76,15 @@ export function commit(changes: FileChange[], state: DeployState, p: CommitPlace
     current = p.recordFile;
     writeRecord(state, p);
   } catch (err) {
-    throw failed(current, err, rollBack(written, made, p.show), backedUp ? backups : undefined, p.show);
+    const undone = rollBack(written, made, p.show);
+    // a record folder this run made holds only this run's backups and .gitignore: "nothing changed"
+    if (!folderBefore) {
+      try {
+        rmSync(p.dir, { recursive: true, force: true });
+      } catch { /* left behind: harmless */ }
+    }
+    const kept = backedUp && (folderBefore || !keepsRecord); // a removal's backups are in the state dir
+    throw failed(current, err, undone, kept ? backups : undefined, p.show);
   }
   return backedUp ? { backups } : {};
 }

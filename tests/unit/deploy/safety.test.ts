@@ -45,7 +45,11 @@ describe("a write that fails part-way", () => {
       const after = snapshot(s.project, [".hermit"]);
       assert.deepEqual([...after.keys()], [...before.keys()]);
       for (const [rel, bytes] of before) assert.ok(bytes.equals(after.get(rel)!), `${rel} as it was`);
-      assert.equal(existsSync(path.join(s.project, ".hermit", "deployed.json")), false, "no record");
+      assert.equal(
+        existsSync(path.join(s.project, ".hermit")),
+        false,
+        "no record, no folder: it said nothing changed",
+      );
 
       rmSync(path.join(s.project, ".claude"));
       const r = await deploy(s, { hosts: ["claude"] });
