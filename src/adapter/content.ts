@@ -10,7 +10,14 @@ import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { usageError } from "../errors.ts";
 import type { Manifest } from "../manifest/types.ts";
-import { describeBytes, FileTooLarge, MiB, NotAFile, readTextCapped } from "../platform/read_capped.ts";
+import {
+  describeBytes,
+  FileTooLarge,
+  MiB,
+  NotAFile,
+  NotUtf8,
+  readTextCapped,
+} from "../platform/read_capped.ts";
 
 /** Context, SKILL.md and role files are read whole and parsed: none may be larger than this. */
 export const MAX_DOC_BYTES = 1 * MiB;
@@ -26,6 +33,7 @@ export function unreadable(err: unknown): string {
     return `is too large (${err.size ?? "more than"} bytes; at most ${describeBytes(err.limit)})`;
   }
   if (err instanceof NotAFile) return `is not a regular file (a ${err.kind})`;
+  if (err instanceof NotUtf8) return `is not UTF-8 text (line ${err.line})`;
   return `cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`;
 }
 

@@ -7,7 +7,14 @@
 import { LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
 import { Exit, HermitError } from "../errors.ts";
-import { describeBytes, FileTooLarge, MiB, NotAFile, readTextCapped } from "../platform/read_capped.ts";
+import {
+  describeBytes,
+  FileTooLarge,
+  MiB,
+  NotAFile,
+  NotUtf8,
+  readTextCapped,
+} from "../platform/read_capped.ts";
 import { formatIssue, formatPath, type LocatedIssue, type PathSeg, quote, SourceMap } from "./locate.ts";
 import { yamlSyntaxIssue } from "./yaml_errors.ts";
 import { suggest } from "./names.ts";
@@ -68,6 +75,12 @@ function readManifestText(file: string, dir: string): string {
         `${displayPath(file)}: too large (${size}); a manifest may be at most ${
           describeBytes(MAX_MANIFEST_BYTES)
         }: keep data out of hermit.yaml`,
+        Exit.usage,
+      );
+    }
+    if (err instanceof NotUtf8) {
+      throw new HermitError(
+        `${displayPath(file)}: not UTF-8 text (line ${err.line}); save it as UTF-8 (iconv -t UTF-8)`,
         Exit.usage,
       );
     }

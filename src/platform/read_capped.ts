@@ -28,6 +28,32 @@ export class NotAFile extends Error {
   }
 }
 
+/** The file is not UTF-8 text: decoding it would silently turn its bad bytes into U+FFFD. */
+export class NotUtf8 extends Error {
+  constructor(readonly file: string, readonly line: number) {
+    super(`${file} is not UTF-8 text (line ${line})`);
+    this.name = "NotUtf8";
+  }
+}
+
+/** The 1-based line of the first byte sequence that is not UTF-8. Pure. */
+function badLine(bytes: Uint8Array): number {
+  const strict = new TextDecoder("utf-8", { fatal: true });
+  let line = 1;
+  let start = 0;
+  for (let i = 0; i <= bytes.length; i++) {
+    if (i < bytes.length && bytes[i] !== 0x0a) continue;
+    try {
+      strict.decode(bytes.subarray(start, i));
+    } catch {
+      return line;
+    }
+    line++;
+    start = i + 1;
+  }
+  return line;
+}
+
 /** `n` bytes for people: `1 MiB`, `11.5 MiB`, `512 bytes`. */
 export function describeBytes(n: number): string {
   if (n < MiB) return `${n} bytes`;
@@ -36,7 +62,8 @@ export function describeBytes(n: number): string {
 }
 
 /**
- * The UTF-8 text of `file`, or `FileTooLarge` past `limit` bytes, `NotAFile` for a FIFO or socket
+ * The UTF-8 text of `file` (a BOM dropped), or `FileTooLarge` past `limit` bytes, `NotUtf8` for
+ * bytes that are not UTF-8, `NotAFile` for a FIFO or socket
  * (opened without blocking, so a FIFO no one writes to is refused at once; I/O errors are thrown
  * as they are).
  */
@@ -57,7 +84,12 @@ export function readTextCapped(file: string, limit: number): string {
       got += n;
       if (got > limit) throw new FileTooLarge(file, limit); // it grew, or is not a regular file
     }
-    return Buffer.concat(chunks, got).toString("utf8");
+    const bytes = Buffer.concat(chunks, got);
+    try {
+      return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    } catch {
+      throw new NotUtf8(file, badLine(bytes));
+    }
   } finally {
     closeSync(fd);
   }

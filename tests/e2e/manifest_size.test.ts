@@ -72,6 +72,22 @@ describe("manifest size cap", { skip: !posix && "ulimit and /dev/zero are POSIX"
     }
   });
 
+  it("a manifest that is not UTF-8 is refused naming the line, not read with U+FFFD in it", async () => {
+    const dir = path.join(tmp.path, "latin1");
+    mkdirSync(dir);
+    writeFileSync(
+      path.join(dir, "hermit.yaml"),
+      Buffer.concat([
+        Buffer.from("name: latin\nexports: { tools: [] }\n# caf"),
+        Buffer.from([0xe9]),
+        Buffer.from("\n"),
+      ]),
+    );
+    const r = await runHermit(["check", "--static", dir]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^error: .*hermit\.yaml: not UTF-8 text \(line 3\); save it as UTF-8/);
+  });
+
   it("a manifest of exactly 1 MiB still loads", async () => {
     const dir = path.join(tmp.path, "edge");
     mkdirSync(dir);
