@@ -6,6 +6,7 @@
  */
 import { findNodeAtLocation, getNodeValue, type Node, type ParseError, parseTree } from "jsonc-parser";
 import {
+  bomHint,
   detectEol,
   detectIndentUnit,
   EditError,
@@ -34,7 +35,7 @@ function parse(text: string, file: string): Node | undefined {
   if (text.trim() === "") return undefined;
   const errors: ParseError[] = [];
   const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
-  if (errors.length || !root) throw new EditError(`${file} is not valid JSON; fix it first`);
+  if (errors.length || !root) throw new EditError(`${file} is not valid JSON${bomHint(text)}; fix it first`);
   if (root.type !== "object") throw new EditError(`${file} does not hold a JSON object`);
   return root;
 }

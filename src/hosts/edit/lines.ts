@@ -6,6 +6,11 @@
  */
 
 /** An error for a file hermit refuses to edit (broken syntax, an unexpected shape). */
+/** Why a file that does not parse may not: a byte-order mark, which some editors write and parsers refuse. */
+export function bomHint(text: string): string {
+  return text.startsWith("\uFEFF") ? " (it starts with a byte-order mark: save it without one)" : "";
+}
+
 export class EditError extends Error {
   constructor(message: string) {
     super(message);

@@ -9,6 +9,7 @@ import { getStaticTOMLValue, parseTOML } from "toml-eslint-parser";
 import type { Found, Json, JsonObject } from "./json.ts";
 import {
   appendBlock,
+  bomHint,
   detectEol,
   EditError,
   insertLines,
@@ -25,7 +26,9 @@ function parse(text: string, file: string): Program {
   try {
     return parseTOML(text, { tomlVersion: "1.0" });
   } catch (err) {
-    throw new EditError(`${file} is not valid TOML (${(err as Error).message.split("\n")[0]}); fix it first`);
+    throw new EditError(
+      `${file} is not valid TOML (${(err as Error).message.split("\n")[0]})${bomHint(text)}; fix it first`,
+    );
   }
 }
 

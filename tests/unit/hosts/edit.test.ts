@@ -160,6 +160,17 @@ describe("TOML", () => {
       EditError,
     );
     assert.throws(() => setToml(`[a\n`, ["mcp_servers", "n"], entry), EditError);
+    for (
+      const bad of [
+        () => setJson("\uFEFF{}x", ["a"], 1, { containers: [], interiors: {} }, "settings.json"),
+        () => setToml("\uFEFF[a", ["b"], { c: 1 }, "config.toml"),
+      ]
+    ) {
+      assert.throws(
+        bad,
+        (e: unknown) => e instanceof EditError && /byte-order mark: save it without one/.test(e.message),
+      );
+    }
   });
 });
 
