@@ -205,7 +205,10 @@ export class ServiceConnection {
         if (this.#phase !== phase) return;
       }
       try {
-        const addr = await this.#target.locate();
+        // once a service has served this relay, its host's requests wait at most WAIT_MS however
+        // long the search takes; a first launch (an upstream downloading) is waited for whole
+        const search = this.#target.locate();
+        const addr = await (this.#connectedAt > 0 ? this.#expiring(outage, search) : search);
         if (addr && this.#phase === phase) {
           await this.#attach(addr);
           break;
@@ -222,6 +225,25 @@ export class ServiceConnection {
     log.info(`relay: ${done}`);
     this.#phase = "ready";
     this.#owner.up();
+  }
+
+  /**
+   * Wait for `work`, expiring waiting requests once a second meanwhile: finding the service again
+   * can itself take minutes (a relaunch waiting on another's lock, a service frozen while holding
+   * it), and the wait limit holds through it.
+   */
+  async #expiring<T>(outage: Outage, work: Promise<T>): Promise<T> {
+    let timer: unknown;
+    const tick = () => {
+      this.#expireWaiting(outage);
+      timer = this.#clock.setTimeout(tick, 1000);
+    };
+    timer = this.#clock.setTimeout(tick, 1000);
+    try {
+      return await work;
+    } finally {
+      this.#clock.clearTimeout(timer);
+    }
   }
 
   /** Requests that waited `WAIT_MS` in this outage get an error; the first time, a warning says so. */

@@ -115,11 +115,11 @@ class Scripted {
 
 const ADDR: ServiceAddress = { url: "http://127.0.0.1:1/mcp", token: "t" };
 
-function setup(svc: Scripted) {
+function setup(svc: Scripted, locate?: (clock: FakeClock) => RelayTarget["locate"]) {
   const clock = new FakeClock();
   const out: Json[] = [];
   const target: RelayTarget = {
-    locate: async () => ADDR,
+    locate: locate?.(clock) ?? (async () => ADDR),
     unavailable: "the shared service at http://127.0.0.1:1 does not answer",
   };
   const relay = new Relay({ target, out: (l) => out.push(JSON.parse(l)), clock, connect: svc.connect });
@@ -310,6 +310,27 @@ describe("relay: the service goes away", () => {
     assert.ok(svc.posts.length < 15, `paced: ${svc.posts.length} POSTs in ${waited} ms`);
     const closed = svc.closed.length;
     assert.equal(closed, svc.links - (svc.live.length), "every abandoned session was closed");
+    await relay.close();
+  });
+
+  it("a search for the service that itself takes minutes (a launch waiting on a lock): the wait limit still holds", async () => {
+    const svc = new Scripted();
+    let calls = 0;
+    // the first search answers at once; every later one takes 120 s (another launcher holds the lock)
+    const { relay, send, answer, clock } = setup(
+      svc,
+      (c) => () =>
+        ++calls === 1 ? Promise.resolve(ADDR) : new Promise((r) => c.setTimeout(() => r(ADDR), 120_000)),
+    );
+    await relay.start(ADDR);
+    send(initialize());
+    send(initialized);
+    await settle();
+    svc.mode = "refused-connection";
+    send(request(2, "tools/list"));
+    const waited = await run(clock, 150_000, () => answer(2) !== undefined);
+    assert.match((answer(2)?.error as { message: string }).message, /does not answer$/);
+    assert.ok(waited >= WAIT_MS && waited < WAIT_MS + 3000, `answered after ${waited} ms of fake time`);
     await relay.close();
   });
 
