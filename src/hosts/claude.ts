@@ -6,7 +6,7 @@
  * `@AGENTS.md` import so that file keeps being read.
  */
 import type { JsonObject } from "./edit/json.ts";
-import { readBlock } from "./edit/markdown.ts";
+import { outsideBlocks, readBlock } from "./edit/markdown.ts";
 import {
   bearer,
   contextItems,
@@ -60,7 +60,10 @@ export const claude: HostSpec = {
         }, role.body);
       }, unsupported),
     ];
-    if (project && a.context !== undefined && fs.exists(inProject(t, "AGENTS.md"))) {
+    // the user's own AGENTS.md keeps reaching Claude Code once there is a CLAUDE.md; one holding
+    // only hermit's blocks (written for another host) would be the same context twice
+    const agents = project ? fs.read(inProject(t, "AGENTS.md")) : undefined;
+    if (project && a.context !== undefined && agents !== undefined && outsideBlocks(agents).trim() !== "") {
       const current = fs.read(instructions);
       if (current === undefined || readBlock(current, AGENTS_IMPORT, instructions) !== undefined) {
         items.push({

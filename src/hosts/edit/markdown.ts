@@ -37,6 +37,14 @@ function region(text: string, id: string, where: string): [number, number] | und
   return [begin.index, lineEnd(text, begin.index + end.index)];
 }
 
+/** What of `text` is not in a hermit block (any adapter's): the user's own part. Pure. */
+export function outsideBlocks(text: string): string {
+  return text.replace(
+    /^[ \t]*<!-- hermit:([^ ]+) begin\b[^\n]*-->[^\n]*\n[\s\S]*?^[ \t]*<!-- hermit:\1 end -->[ \t]*\r?$/gm,
+    "",
+  );
+}
+
 /** The body of block `id` (without its markers), when there is one. */
 export function readBlock(text: string, id: string, where = "the file"): string | undefined {
   const r = region(text, id, where);

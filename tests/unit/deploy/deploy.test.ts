@@ -213,6 +213,24 @@ describe("host specifics", () => {
     assert.deepEqual([...snapshot(s.project, []).keys()], ["AGENTS.md"]);
   });
 
+  it("Claude Code after Codex: an AGENTS.md holding only hermit's block is not imported (the context once)", async () => {
+    rmSync(path.join(s.project, "AGENTS.md"));
+    await deploy(s, { hosts: ["codex"] });
+    await deploy(s, { hosts: ["claude"] });
+    const claudeMd = readFileSync(path.join(s.project, "CLAUDE.md"), "utf8");
+    assert.doesNotMatch(claudeMd, /@AGENTS\.md/);
+    assert.match(claudeMd, /hermit:notes begin/);
+    await deploy(s, { hosts: ["codex"], remove: true });
+    assert.doesNotMatch(
+      readFileSync(path.join(s.project, "CLAUDE.md"), "utf8"),
+      /@AGENTS/,
+      "nothing dangling",
+    );
+    await deploy(s, { hosts: ["claude"], remove: true });
+    assert.deepEqual([...snapshot(s.project, []).keys()], []);
+    writeFileSync(path.join(s.project, "AGENTS.md"), "# Team rules\n");
+  });
+
   it("writes through a symlinked config file inside the project and keeps the link", async () => {
     const real = path.join(s.project, "config", "mcp.json");
     mkdirSync(path.dirname(real), { recursive: true });
