@@ -13,9 +13,9 @@
  * record and its folder, so it keeps its backups in hermit's state directory instead:
  * `removed/<time>-<adapter>/` there, each file under its absolute path.
  */
-import { rmSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import path from "node:path";
-import { HermitError } from "../errors.ts";
+import { Exit, HermitError } from "../errors.ts";
 import { exists, readBytes, removeEmptyDir, removeFile, writeAtomic, writeOwn } from "../hosts/files.ts";
 import type { Scope } from "../hosts/types.ts";
 import { type FileChange, sameBytes } from "./ops.ts";
@@ -46,6 +46,31 @@ const WHY: Record<string, string> = {
   EROFS: "read-only file system",
   ENOSPC: "no space left on the device",
 };
+
+/**
+ * A file the user made read-only (no owner write bit) is not replaced: an atomic rename would get
+ * past its mode, which is how people say "leave this alone". Checked before anything is written.
+ */
+export function refuseReadOnly(changes: FileChange[], show: (file: string) => string): void {
+  for (const c of changes) {
+    if (c.before === undefined) continue;
+    let mode: number;
+    try {
+      mode = statSync(c.file).mode;
+    } catch {
+      continue;
+    }
+    if ((mode & 0o200) !== 0) continue;
+    throw new HermitError(
+      `${show(c.file)} is read-only (mode ${
+        (mode & 0o777).toString(8)
+      }); hermit does not replace a file you made read-only: chmod u+w ${
+        show(c.file)
+      } to let it; nothing was written`,
+      Exit.usage,
+    );
+  }
+}
 
 export function commit(changes: FileChange[], state: DeployState, p: CommitPlaces): Committed {
   const keepsRecord = state.items.length > 0 || Object.keys(state.files).length > 0;

@@ -19,7 +19,7 @@ import { loadManifest } from "../manifest/load.ts";
 import { acquireLock } from "../platform/lock.ts";
 import { stateDir as hermitStateDir } from "../platform/paths.ts";
 import { adapterParts, remoteLaunch, stdioLaunch } from "./adapter.ts";
-import { commit, type Committed } from "./commit.ts";
+import { commit, type Committed, refuseReadOnly } from "./commit.ts";
 import { checkRecordInProject, confineToProject, isInside, realPathOf, refuseLinksIn } from "./confine.ts";
 import { Engine, type Owned } from "./engine.ts";
 import { Workspace } from "./ops.ts";
@@ -133,6 +133,7 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     if (pause > 0) await new Promise((r) => setTimeout(r, pause));
     let committed: Committed = {};
     if (!o.dryRun) {
+      refuseReadOnly(changes, show);
       const stamp = new Date().toISOString().replace(/[:.]/g, "-");
       const removedBackups = path.join(stateDir, "removed", `${stamp}-${m.name}`);
       committed = commit(changes, state, { root, scope: o.scope, dir, recordFile, removedBackups, show });

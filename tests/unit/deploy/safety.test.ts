@@ -7,7 +7,16 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { HermitError } from "../../../src/errors.ts";
 import { stdioLaunch } from "../../../src/deploy/adapter.ts";
@@ -56,6 +65,24 @@ describe("a write that fails part-way", () => {
       assert.equal(r.hosts[0].items.find((i) => i.what === "MCP server notes")?.status, "created");
       await deploy(s, { hosts: ["claude"], remove: true });
       assert.equal(readFileSync(path.join(s.project, ".mcp.json"), "utf8"), theirs);
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it("a host file the user made read-only is not replaced (a rename would get past its mode)", async () => {
+    const s = sandbox();
+    try {
+      const file = path.join(s.project, ".mcp.json");
+      writeFileSync(file, theirs);
+      chmodSync(file, 0o444);
+      await rejects(
+        deploy(s, { hosts: ["claude"] }),
+        2,
+        /^\.mcp\.json is read-only \(mode 444\); hermit does not replace a file you made read-only: chmod u\+w \.mcp\.json to let it/,
+      );
+      assert.equal(readFileSync(file, "utf8"), theirs);
+      assert.deepEqual([...snapshot(s.project, []).keys()], [".mcp.json"], "nothing else written");
     } finally {
       s.cleanup();
     }
