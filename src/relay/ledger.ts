@@ -44,6 +44,19 @@ export class Ledger {
     this.#pending.set(m.id, { req: m.req, msg: m, at: this.#clock.now() });
   }
 
+  /**
+   * The host cancelled request `id`: if it has not gone out (queued, or held while the service was
+   * busy), it is forgotten without an answer (MCP answers no cancelled request) and never sent.
+   * True when so; false when it is out (the service is told) or unknown.
+   */
+  cancelUnsent(id: RequestId): boolean {
+    if (!this.#pending.has(id) || this.#sent.has(id)) return false;
+    const at = this.queue.findIndex((m) => m.kind === "request" && m.id === id);
+    if (at >= 0) this.queue.splice(at, 1);
+    this.#forget(id);
+    return true;
+  }
+
   /** When request `id` came from the host (the clock's ms), while it waits. */
   since(id: RequestId): number | undefined {
     return this.#pending.get(id)?.at;

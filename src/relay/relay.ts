@@ -121,6 +121,8 @@ export class Relay {
         this.#initialized = true;
         return this.#open ? this.#sendInitialized() : undefined; // sent once the session is open
       }
+      // a request not sent yet (queued, held while the service was busy) is simply never sent
+      if (m.method === "notifications/cancelled" && this.#ledger.cancelUnsent(cancelledId(m.text))) return;
     } else {
       // an answer to a service's request goes to the session that asked, under its own id
       const routed = this.#asked.answer(m);
@@ -327,3 +329,9 @@ export class Relay {
 }
 
 const INITIALIZED = JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" });
+
+/** The request a `notifications/cancelled` names (its text parsed again: it is rare). */
+function cancelledId(text: string): RequestId {
+  const id = (JSON.parse(text) as { params?: { requestId?: unknown } }).params?.requestId;
+  return typeof id === "string" || typeof id === "number" ? id : "";
+}

@@ -224,6 +224,25 @@ describe("relay: a busy service (its max_connections)", () => {
     await relay.close();
   });
 
+  it("a request held while the service is busy and then cancelled by the host is never sent", async () => {
+    const svc = new Scripted();
+    const { relay, send, answer, clock } = setup(svc);
+    await relay.start(ADDR);
+    send(initialize());
+    send(initialized);
+    await settle();
+    svc.busy = 1;
+    send(request(7, "tools/call", { name: "delete_everything", arguments: {} }));
+    await settle();
+    send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7, reason: "user" } });
+    await run(clock, 5000);
+    const calls = svc.posts.filter((p) => p.method === "tools/call").length;
+    assert.equal(calls, 1, "only the try the service turned away");
+    assert.equal(answer(7), undefined, "no answer to a cancelled request");
+    assert.equal(relay.waiting, 0);
+    await relay.close();
+  });
+
   it("busy for the whole wait limit: the request gets an error naming the limit, the session stays", async () => {
     const svc = new Scripted();
     const { relay, send, answer, clock } = setup(svc);
