@@ -4,11 +4,9 @@
  * bad input, 4 when a policy refused the call.
  */
 import type { Command } from "@commander-js/extra-typings";
-import process from "node:process";
 import { Exit, usageError } from "../errors.ts";
 import { omitEvents, setLogLevel } from "../log.ts";
 import { loadManifest } from "../manifest/load.ts";
-import { terminalSafe } from "../gates/terminal_text.ts";
 import type { SetExit } from "./app.ts";
 import { examples } from "./help.ts";
 import { printJson, writeOut } from "./output.ts";
@@ -56,9 +54,7 @@ export function registerCall(program: Command, setExit: SetExit): void {
       else {
         const blocks = (result.content as { type: string; text?: string }[]) ?? [];
         const text = blocks.map((b) => b.type === "text" ? b.text : JSON.stringify(b)).join("\n");
-        // at a terminal, a result cannot drive it (piped, the text goes on as it is)
-        const shown = process.stdout.isTTY ? terminalSafe(text) : text;
-        await writeOut(shown + (shown.endsWith("\n") ? "" : "\n"));
+        await writeOut(text + (text.endsWith("\n") ? "" : "\n")); // at a terminal, shown escaped
       }
       setExit(refused ? Exit.refused : result.isError ? Exit.unexpected : Exit.ok);
     });

@@ -5,6 +5,7 @@
  * would otherwise throw it as an uncaught 'error' event).
  */
 import process from "node:process";
+import { terminalSafe } from "../gates/terminal_text.ts";
 
 const closed = { stdout: false, stderr: false };
 
@@ -16,12 +17,17 @@ for (const name of ["stdout", "stderr"] as const) {
   });
 }
 
-/** Resolves once `text` (and everything written before it) is handed to the OS, or stdout is gone. */
+/**
+ * Resolves once `text` (and everything written before it) is handed to the OS, or stdout is gone.
+ * At a terminal, control and bidi characters in it are shown escaped (hermit's own colours kept):
+ * what an upstream or a project's files say never drives the terminal. Piped, it goes as it is.
+ */
 export function writeOut(text: string): Promise<void> {
   if (closed.stdout) return Promise.resolve();
+  const shown = process.stdout.isTTY ? terminalSafe(text, true) : text;
   return new Promise((resolve) => {
     try {
-      process.stdout.write(text, () => resolve());
+      process.stdout.write(shown, () => resolve());
     } catch {
       closed.stdout = true;
       resolve();
@@ -36,7 +42,7 @@ export function printJson(value: unknown): Promise<void> {
 export function writeErr(text: string): void {
   if (closed.stderr) return;
   try {
-    process.stderr.write(text);
+    process.stderr.write(process.stderr.isTTY ? terminalSafe(text, true) : text);
   } catch {
     // stderr closed
   }

@@ -15,7 +15,16 @@ describe("terminal-safe text", () => {
   it("escapes C0 (but tab and newline), DEL and C1; keeps the rest", () => {
     assert.equal(
       terminalSafe(HOSTILE),
-      "ok\\x1b[2K\\x0d\\x1b]52;c;ZXZpbA==\\x07\\x1b[8mhidden\\x9b1A\\x7f",
+      "ok\\u001b[2K\\u000d\\u001b]52;c;ZXZpbA==\\u0007\\u001b[8mhidden\\u009b1A\\u007f",
+    );
+    assert.equal(terminalSafe("a\u202Etxt.exe"), "a\\u202etxt.exe", "bidi controls too");
+    assert.equal(terminalSafe("\x1b[31mred\x1b[0m", true), "\x1b[31mred\x1b[0m", "hermit's own colours kept");
+    assert.equal(terminalSafe("\x1b[31mred", false), "\\u001b[31mred");
+    const json = JSON.stringify({ v: "\u009b2K\u202e" });
+    assert.deepEqual(
+      JSON.parse(terminalSafe(json)),
+      { v: "\u009b2K\u202e" },
+      "JSON stays valid and the same",
     );
     assert.equal(terminalSafe("a\tb\nc é ✓"), "a\tb\nc é ✓");
   });
