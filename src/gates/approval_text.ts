@@ -25,7 +25,18 @@ const UNSEEN =
 
 /** `text` with every unseen character as `<U+XXXX>`. */
 export function escapeUnseen(text: string): string {
-  return text.replace(UNSEEN, (c) => `<U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}>`);
+  // a literal "<U+" is shown escaped too, so it cannot pass for an escaped character
+  return text.replace(/<U\+/g, "<U+003C>U+").replace(
+    UNSEEN,
+    (c) => `<U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}>`,
+  );
+}
+
+/** A short fingerprint of `s` (FNV-1a, 32 bits), telling apart names cut to the same start. Pure. */
+function fingerprint(s: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, "0");
 }
 
 /**
@@ -58,7 +69,9 @@ export function argumentLines(args: Record<string, unknown>): string[] | undefin
 
 function shortName(name: string): string {
   const { text, cut } = shorten(name, NAME_CHARS);
-  return escapeUnseen(JSON.stringify(text).slice(0, -1) + (cut ? `…"[${cut} more characters]` : '"'));
+  return escapeUnseen(
+    JSON.stringify(text).slice(0, -1) + (cut ? `…"[${cut} more characters, #${fingerprint(name)}]` : '"'),
+  );
 }
 
 function shortValue(value: unknown): string {

