@@ -112,3 +112,9 @@ export function idInHead(head: string): RequestId | null {
     return null;
   }
 }
+
+/** The request a `notifications/cancelled` names (its text parsed again: it is rare). */
+export function cancelledId(text: string): RequestId {
+  const id = (JSON.parse(text) as { params?: { requestId?: unknown } }).params?.requestId;
+  return typeof id === "string" || typeof id === "number" ? id : "";
+}

@@ -9,7 +9,14 @@
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Clock } from "../mcp/upstream_lifecycle.ts";
 import { errorLine, type Message, RpcCode } from "./jsonrpc.ts";
-import { expiredRequests, type Outage, settleSent, uncertainMessage, type Waiting } from "./policy.ts";
+import {
+  expiredRequests,
+  type Outage,
+  settleSent,
+  uncertainMessage,
+  WAIT_MS,
+  type Waiting,
+} from "./policy.ts";
 
 export type Request = Extract<Message, { kind: "request" }>;
 export interface Pending extends Waiting {
@@ -28,6 +35,8 @@ export class Ledger {
   /** The requests in flight, each with the session it went out on. */
   readonly #sent = new Map<RequestId, Via>();
   readonly #idle = new Set<() => void>();
+  /** When the service first answered "busy" to a notification (requests keep their own time). */
+  readonly #busySince = new WeakMap<Message, number>();
   readonly #out: HostOut;
   readonly #clock: Clock;
 
@@ -57,9 +66,22 @@ export class Ledger {
     return true;
   }
 
-  /** When request `id` came from the host (the clock's ms), while it waits. */
-  since(id: RequestId): number | undefined {
-    return this.#pending.get(id)?.at;
+  /**
+   * The service answered "busy" (its limit of open requests) to `m` sent on `via`: it never ran.
+   * "again" after the retry; "give-up" once a request has waited `WAIT_MS` since the host sent it,
+   * or a notification has been busy that long (it has no one to answer); "gone" when the request
+   * waits no more there (answered, settled, sent elsewhere).
+   */
+  busy(m: Message, via: Via, retryMs: number): "again" | "give-up" | "gone" {
+    let since: number;
+    if (m.kind === "request") {
+      if (!this.unsend(m.id, via)) return "gone";
+      since = this.#pending.get(m.id)!.at;
+    } else {
+      since = this.#busySince.get(m) ?? this.#clock.now();
+      this.#busySince.set(m, since);
+    }
+    return this.#clock.now() - since + retryMs >= WAIT_MS ? "give-up" : "again";
   }
 
   isWaiting(id: RequestId): boolean {

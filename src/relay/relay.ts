@@ -17,7 +17,7 @@ import type { JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.
 import { Exit, HermitError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { Clock } from "../mcp/upstream_lifecycle.ts";
-import { errorLine, type Message, resultLine, RpcCode } from "./jsonrpc.ts";
+import { cancelledId, errorLine, type Message, resultLine, RpcCode } from "./jsonrpc.ts";
 import { AskedOfHost } from "./asked.ts";
 import { type Connect, connectHttp, type Link } from "./attach.ts";
 import { type ConnectionOwner, type RelayTarget, ServiceConnection } from "./connection.ts";
@@ -36,8 +36,6 @@ export class Relay {
   readonly #out: HostOut;
   readonly #conn: ServiceConnection;
   readonly #clock: Clock;
-  /** When the service first answered "busy" to a notification (requests keep their own time). */
-  readonly #busySince = new WeakMap<Message, number>();
   /** The link's session takes the host's messages (its initialize was answered, or replayed). */
   #open = false;
   #initializedSent = false;
@@ -207,18 +205,11 @@ export class Relay {
    * past the wait limit gets an error instead.
    */
   #busy(m: Message, r: Extract<PostResult, { kind: "busy" }>, link: Link): void {
-    if (m.kind === "request") {
-      if (!this.#ledger.unsend(m.id, link)) return;
-      if (this.#clock.now() - this.#ledger.since(m.id)! + r.retryMs >= WAIT_MS) {
-        return this.#settle(m.id, `the hermit service is busy (${r.why}); try again`);
-      }
-    } else {
-      // a notification has no one to answer: it goes again within the same limit, then is dropped
-      const since = this.#busySince.get(m) ?? this.#clock.now();
-      this.#busySince.set(m, since);
-      if (this.#clock.now() - since + r.retryMs >= WAIT_MS) {
-        return log.warn(`relay: the service stayed busy for ${WAIT_MS / 1000} s; a ${m.kind} was dropped`);
-      }
+    const next = this.#ledger.busy(m, link, r.retryMs);
+    if (next === "gone") return;
+    if (next === "give-up") {
+      if (m.kind === "request") return this.#settle(m.id, `the hermit service is busy (${r.why}); try again`);
+      return log.warn(`relay: the service stayed busy for ${WAIT_MS / 1000} s; a ${m.kind} was dropped`);
     }
     log.debug(`relay: the service is busy (${r.why}); sending again in ${r.retryMs} ms`);
     this.#clock.setTimeout(() => {
@@ -329,9 +320,3 @@ export class Relay {
 }
 
 const INITIALIZED = JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" });
-
-/** The request a `notifications/cancelled` names (its text parsed again: it is rare). */
-function cancelledId(text: string): RequestId {
-  const id = (JSON.parse(text) as { params?: { requestId?: unknown } }).params?.requestId;
-  return typeof id === "string" || typeof id === "number" ? id : "";
-}
