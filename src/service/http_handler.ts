@@ -31,8 +31,12 @@ export function loopbackHosts(): string[] {
   return ["127.0.0.1", "localhost", "[::1]", "::1"];
 }
 
+/** The host name of a Host header; a bracketed one followed by anything but a port is kept whole (no match). */
 function hostnameOf(hostHeader: string): string {
-  if (hostHeader.startsWith("[")) return hostHeader.slice(0, hostHeader.indexOf("]") + 1);
+  if (hostHeader.startsWith("[")) {
+    const end = hostHeader.indexOf("]");
+    return end > 0 && /^(:\d+)?$/.test(hostHeader.slice(end + 1)) ? hostHeader.slice(0, end + 1) : hostHeader;
+  }
   return hostHeader.replace(/:\d+$/, "");
 }
 

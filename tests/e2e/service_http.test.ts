@@ -103,6 +103,10 @@ describe("service: Host-less requests, /health, bad requests", () => {
     const port = portOf(svc);
     const foreign = await rawRequest(port, "GET /health HTTP/1.1\r\nhost: evil.example");
     assert.equal(foreign.status, 403, foreign.body);
+    const glued = await rawRequest(port, "GET /health HTTP/1.1\r\nhost: [::1]evil.example");
+    assert.equal(glued.status, 403, "a bracketed loopback address with a name glued on is not loopback");
+    const v6 = await rawRequest(port, `GET /health HTTP/1.1\r\nhost: [::1]:${port}`);
+    assert.equal(v6.status, 200, v6.body);
     const open = await rawRequest(port, "GET /health HTTP/1.1\r\nhost: 127.0.0.1");
     assert.deepEqual(Object.keys(JSON.parse(open.body)), ["status"], open.body);
     assert.doesNotMatch(open.body, new RegExp(SECRET));
