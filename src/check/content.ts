@@ -4,6 +4,7 @@
  * warnings), and what deploy would refuse (a path or link leading out of the adapter) is a
  * problem here. Over the manifest plus the file system; nothing is started.
  */
+import { safeName } from "../hosts/parts.ts";
 import path from "node:path";
 import {
   contextPath,
@@ -65,6 +66,17 @@ export function contentFindings(m: Manifest, at: (p: (string | number)[]) => str
     if (refused(key, at(["exports", key]), () => docs = list(m))) continue;
     for (const d of docs) {
       for (const p of d.problems) add("warning", key, `${path.relative(m.dir, d.file)}: ${p}`);
+      // a role is deployed as a file under its own name (a skill under its folder's, which exists)
+      const name = d.name;
+      if (key === "roles" && !safeName(name)) {
+        add(
+          "warning",
+          key,
+          `${
+            path.relative(m.dir, d.file)
+          }: name '${name}' is not usable as a file name (letters, digits, ., _ and -); deploy leaves it out`,
+        );
+      }
       if (key === "skills") refused(key, undefined, () => skillFiles(m, path.dirname(d.file)));
     }
     add("ok", key, `${docs.length} ${key} in ${rel}`);

@@ -273,6 +273,18 @@ describe("context, skills and roles", () => {
     assert.deepEqual(problems(f), []);
   });
 
+  it("a role whose name no host can use as a file name is a warning (deploy leaves it out)", () => {
+    const f = check(adapter({
+      ...healthyFiles,
+      "roles/escape.md": "---\nname: ../../x\ndescription: d\n---\nbody\n",
+    }, ["tools/hello.sh"]));
+    one(
+      f,
+      "warning",
+      /^roles\/escape\.md: name '\.\.\/\.\.\/x' is not usable as a file name \(letters, digits, \., _ and -\); deploy leaves it out$/,
+    );
+  });
+
   it("odd entries in skills/ and roles/ do not crash the check", () => {
     const dir = adapter({ ...healthyFiles, "skills/notes.txt": "x", "roles/README.txt": "x" }, [
       "tools/hello.sh",
