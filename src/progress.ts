@@ -6,6 +6,7 @@
  * which is the protocol channel in `serve`.
  */
 import process from "node:process";
+import { terminalSafe } from "./gates/terminal_text.ts";
 
 /** Where the line goes: stderr, unless a test gives its own. */
 export interface ProgressStream {
@@ -46,7 +47,8 @@ export function waitingOn(what: string, opts: ProgressOptions = {}): Waiting {
   let ticker: ReturnType<typeof setInterval> | undefined;
   const draw = () => {
     shown = true;
-    write(stream, `\r\x1b[K${progressLine(what, Date.now() - t0, stream.columns)}`);
+    // what it names may come from a manifest (a command line): shown, never obeyed
+    write(stream, `\r\x1b[K${terminalSafe(progressLine(what, Date.now() - t0, stream.columns))}`);
   };
   const start = setTimeout(() => {
     draw();

@@ -14,6 +14,7 @@ import { readFileSync, statSync } from "node:fs";
 import process from "node:process";
 import { HermitError, messageOf } from "../errors.ts";
 import { safeMode } from "../gates/safe_mode.ts";
+import { terminalSafe } from "../gates/terminal_text.ts";
 import { setLogSink } from "../log.ts";
 import { resolveManifestPath } from "../manifest/paths.ts";
 import type { Manifest } from "../manifest/types.ts";
@@ -109,7 +110,7 @@ export async function relayFastPath(argv: readonly string[]): Promise<number | u
     const [lines, code] = err instanceof HermitError
       ? [err.message.split("\n").map((l) => `error: ${l}\n`).join(""), err.exitCode]
       : [`error: unexpected: ${messageOf(err)}\n`, 1];
-    stderr.write(lines);
+    stderr.write(terminalSafe(lines)); // a service's log tail may be in it
     await stderr.drain();
     return code;
   } finally {

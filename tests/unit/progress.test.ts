@@ -39,6 +39,16 @@ describe("progress", () => {
     assert.equal(out.length, n, "nothing after done()");
   });
 
+  it("what it names (an adapter's command line) cannot drive the terminal", async () => {
+    const { out, s } = stream(true, 200);
+    const w = waitingOn("node x \x1b[2K\x1b]52;c;ZXZpbA==\x07\x1b[8m", { stream: s, afterMs: 0 });
+    await sleep(50);
+    w.done();
+    // deno-lint-ignore no-control-regex
+    assert.doesNotMatch(out[0].slice("\r\x1b[K".length), /[\x00-\x1f\x7f-\x9f]/, JSON.stringify(out[0]));
+    assert.match(out[0], /\\u001b\[8m/);
+  });
+
   it("a wait that ends before the moment leaves nothing, not even an erase", async () => {
     const { out, s } = stream(true);
     assert.equal(await whileWaiting("quick", Promise.resolve(7), { stream: s, afterMs: 100 }), 7);
