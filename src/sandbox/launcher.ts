@@ -90,20 +90,26 @@ export function coveredByWrite(rules: readonly FsRule[]): FsRule[] {
 
 /**
  * The directories to pin (each a mount of itself, so it cannot be renamed or removed) for the
- * read-only paths among `covered`: every directory between the writable path they lie in and
- * them, so the adapter's directory, or one above it, cannot be moved aside and a new policy put
- * in its place. Outermost first (each pin's mount carries what lies below it). Pure.
+ * read-only paths among `covered`: every directory above them whose parent may be written (a
+ * writable path nested in another included), so the adapter's directory, or one above it, cannot
+ * be moved aside and a new policy put in its place. Outermost first (each pin's mount carries what
+ * lies below it). Pure.
  */
 export function pinnedDirs(rules: readonly FsRule[], covered: readonly FsRule[]): string[] {
-  const writable = new Set(rules.filter((r) => r.level === "write").map((r) => r.path));
+  const levels = new Map(rules.map((r) => [r.path, r.level]));
+  const parent = (p: string) => p.slice(0, p.lastIndexOf("/")) || "/";
+  const levelOf = (p: string) => {
+    for (let q = p;; q = parent(q)) {
+      const l = levels.get(q);
+      if (l !== undefined || q === "/") return l ?? "deny";
+    }
+  };
   const pins = new Set<string>();
   for (const r of covered) {
     if (r.level !== "read") continue;
+    // a directory can be moved aside wherever its parent may be written: pin up to where it cannot
     const chain: string[] = [];
-    for (let q = r.path.slice(0, r.path.lastIndexOf("/")) || "/"; q !== "/" && !writable.has(q);) {
-      chain.push(q);
-      q = q.slice(0, q.lastIndexOf("/")) || "/";
-    }
+    for (let q = parent(r.path); q !== "/" && levelOf(parent(q)) === "write"; q = parent(q)) chain.push(q);
     for (const d of chain.reverse()) pins.add(d);
   }
   return [...pins].sort((a, b) => a.split("/").length - b.split("/").length);
@@ -150,6 +156,9 @@ export function runLauncher(argv: string[]): number {
     else {
       report.caps.namespace = wantNet;
       report.mounts = ns.mounts;
+      // the working directory still names the directory under the new mounts: enter it again by
+      // its path, so what is relative to it (./hermit.yaml, .serve/) meets them too
+      if (ns.mounts) process.chdir(process.cwd());
     }
   }
   if (!wantNet) delete report.caps.why.namespace;

@@ -323,6 +323,7 @@ describe("a protected path inside a writable workspace", { skip: ready.skip }, (
         "        try { fs.writeFileSync(p.join(ws, 'new-' + process.pid), 'x'); out.create = 'ok'; } catch (e) { out.create = e.code; }",
         "        const own = p.join(ws, 'tools-adapter/hermit.yaml'), same = fs.readFileSync(own);",
         "        try { fs.appendFileSync(own, '# sandbox: off\\n'); out.manifest = 'ok'; } catch (e) { out.manifest = e.code; }",
+        "        try { out.cwd = process.cwd(); fs.appendFileSync('hermit.yaml', '# sandbox: off\\n'); out.relative = 'ok'; } catch (e) { out.relative = e.code; }",
         "        try { fs.writeFileSync(own + '.new', same); fs.renameSync(own + '.new', own); out.replace = 'ok'; } catch (e) { out.replace = e.code; }",
         "        const dir = p.dirname(own);",
         "        try { fs.renameSync(dir, dir + '.aside'); fs.renameSync(dir + '.aside', dir); out.moved = 'ok'; } catch (e) { out.moved = e.code; }",
@@ -359,6 +360,8 @@ describe("a protected path inside a writable workspace", { skip: ready.skip }, (
         assert.doesNotMatch(r.stderr, /new entries cannot be made/);
         // and the adapter's own manifest, which says how it is confined, is read-only to it
         assert.equal(got.manifest, "EROFS", r.stdout);
+        assert.equal(got.cwd, dir, "a command tool starts in its adapter's directory");
+        assert.equal(got.relative, "EROFS", "named from the working directory too");
         assert.equal(got.replace, "EBUSY", r.stdout);
         assert.equal(got.moved, "EBUSY", "its directory cannot be moved aside for another one either");
         assert.doesNotMatch(readFileSync(path.join(dir, "hermit.yaml"), "utf8"), /^# sandbox: off$/m);

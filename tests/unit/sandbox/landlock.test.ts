@@ -278,6 +278,14 @@ describe("which protected paths a mount covers", () => {
       "/work/p/adapters",
       "/work/p/adapters/notes",
     ]);
+    // a writable path nested in another can itself be moved aside: pinned too
+    for (const inner of ["/work/p/adapters", "/work/p/adapters/notes"]) {
+      const nested: FsRule[] = [...rules, { path: inner, level: "write" }];
+      assert.deepEqual(pinnedDirs(nested, coveredByWrite(nested)), [
+        "/work/p/adapters",
+        "/work/p/adapters/notes",
+      ]);
+    }
   });
 
   it("a hidden read-only path leaves its writable directory whole for Landlock (the mount keeps it read-only)", () => {
