@@ -35,6 +35,8 @@ export class Ledger {
   /** The requests in flight, each with the session it went out on. */
   readonly #sent = new Map<RequestId, Via>();
   readonly #idle = new Set<() => void>();
+  /** Requests in flight the host has cancelled (the service was told). */
+  readonly #cancelled = new Set<RequestId>();
   /** When the service first answered "busy" to a notification (requests keep their own time). */
   readonly #busySince = new WeakMap<Message, number>();
   readonly #out: HostOut;
@@ -59,7 +61,11 @@ export class Ledger {
    * True when so; false when it is out (the service is told) or unknown.
    */
   cancelUnsent(id: RequestId): boolean {
-    if (!this.#pending.has(id) || this.#sent.has(id)) return false;
+    if (!this.#pending.has(id)) return false;
+    if (this.#sent.has(id)) {
+      this.#cancelled.add(id); // out: should it come back unsent (busy, refused), it goes no more
+      return false;
+    }
     const at = this.queue.findIndex((m) => m.kind === "request" && m.id === id);
     if (at >= 0) this.queue.splice(at, 1);
     this.#forget(id);
@@ -100,9 +106,17 @@ export class Ledger {
     return this.#pending.has(id) && this.#sent.get(id) === via;
   }
 
-  /** A request that never reached `via` goes back to waiting; false when it was not in flight there. */
+  /**
+   * A request that never reached `via` goes back to waiting; false when it was not in flight there,
+   * or when the host cancelled it meanwhile (then it is forgotten, never sent again).
+   */
   unsend(id: RequestId, via: Via): boolean {
-    return this.isOutOn(id, via) && this.#sent.delete(id);
+    if (!this.isOutOn(id, via)) return false;
+    if (this.#cancelled.has(id)) {
+      this.#forget(id);
+      return false;
+    }
+    return this.#sent.delete(id);
   }
 
   /**
@@ -132,6 +146,7 @@ export class Ledger {
    * or is answered "outcome uncertain"; the requests so answered are returned.
    */
   resettle(): Pending[] {
+    for (const id of [...this.#cancelled]) this.#forget(id); // cancelled: neither sent again nor answered
     const { resend, uncertain } = settleSent(this.#pending.values(), this.#sent, this.readOnly);
     for (const w of resend) this.#sent.delete(w.req.id);
     const settled = uncertain.map((w) => (this.settle(w.req.id, uncertainMessage(w.req)), w));
@@ -186,6 +201,7 @@ export class Ledger {
   #forget(id: RequestId): void {
     this.#pending.delete(id);
     this.#sent.delete(id);
+    this.#cancelled.delete(id);
     if (this.#pending.size === 0) this.#drained();
   }
 

@@ -81,6 +81,9 @@ class Scripted {
     if (id === undefined && this.busyNotifications) {
       return { kind: "busy", retryMs: 100, why: "HTTP 503: busy" };
     }
+    if (id !== undefined && this.holdMethods.has(m.method as string)) {
+      await new Promise<void>((r) => this.held.set(m.method as string, r));
+    }
     if (m.method === "tools/call" && this.busy > 0 && !this.hang.has((m.params as { name: string }).name)) {
       this.busy--;
       return {
@@ -91,7 +94,6 @@ class Scripted {
     }
     if (id === undefined) return { kind: "accepted" };
     const method = m.method as string;
-    if (this.holdMethods.has(method)) await new Promise<void>((r) => this.held.set(method, r));
     const tool = (m.params as { name?: string } | undefined)?.name;
     if (tool && this.hang.has(tool)) {
       await new Promise<void>((r) => {
@@ -239,6 +241,29 @@ describe("relay: a busy service (its max_connections)", () => {
     const calls = svc.posts.filter((p) => p.method === "tools/call").length;
     assert.equal(calls, 1, "only the try the service turned away");
     assert.equal(answer(7), undefined, "no answer to a cancelled request");
+    assert.equal(relay.waiting, 0);
+    await relay.close();
+  });
+
+  it("a request cancelled while its POST is out, then answered busy, is not sent again", async () => {
+    const svc = new Scripted();
+    svc.holdMethods.add("tools/call"); // the POST is out; its answer ("busy") comes later
+    const { relay, send, answer, clock } = setup(svc);
+    await relay.start(ADDR);
+    send(initialize());
+    send(initialized);
+    await settle();
+    svc.busy = 1;
+    send(request(7, "tools/call", { name: "delete_everything", arguments: {} }));
+    await settle();
+    send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7 } });
+    await settle();
+    svc.holdMethods.clear();
+    svc.release("tools/call");
+    await run(clock, 5000);
+    assert.equal(svc.posts.filter((p) => p.method === "tools/call").length, 1, "never sent again");
+    assert.ok(svc.posts.some((p) => p.method === "notifications/cancelled"), "the service was told");
+    assert.equal(answer(7), undefined);
     assert.equal(relay.waiting, 0);
     await relay.close();
   });
