@@ -79,8 +79,11 @@ describe("proc", { timeout: 30000 }, () => {
   });
 
   it("a group whose only member is a zombie is not alive (kill(2) would still find it)", async () => {
-    // the background job makes itself a group leader and exits; its parent (now sleep) never reaps it
-    const { out } = await detached("setsid sh -c 'exit 0' & echo $!; echo ready; exec sleep 1000");
+    // the background job makes itself a group leader and exits once its parent is sleep, which never
+    // reaps it (exiting earlier raced the shell, which may reap it before its exec: a flake under load)
+    const { out } = await detached(
+      `setsid sh -c 'while [ "$(cat /proc/$PPID/comm)" != sleep ]; do sleep 0.02; done; exit 0' & echo $!; echo ready; exec sleep 1000`,
+    );
     const zombie = Number(out.trim().split("\n")[0]);
     await waitFor(() => stat(zombie)?.state === "Z", { what: `process ${zombie} to be a zombie` });
     assert.equal(stat(zombie)!.pgid, zombie);
