@@ -46,18 +46,26 @@ const ANSI_ESCAPES: Record<string, string> = {
   "?": "?",
 };
 
-/** The index of the `)` closing the `(` at `open`, skipping quoted text; `s.length` when unclosed. */
-export function closingParen(s: string, open: number): number {
+/**
+ * The index of the closing `close` for the opening at `open`, skipping escapes and quoted text;
+ * `opens(i)` says whether the character at `i` opens a nested pair. `s.length` when unclosed.
+ */
+function closing(s: string, open: number, close: string, opens: (i: number) => boolean): number {
   let depth = 0;
   for (let i = open; i < s.length; i++) {
     const c = s[i];
     if (c === "\\") i++;
     else if (c === "'") i = end(s.indexOf("'", i + 1), s);
     else if (c === '"') i = closingQuote(s, i + 1);
-    else if (c === "(") depth++;
-    else if (c === ")" && --depth === 0) return i;
+    else if (opens(i)) depth++;
+    else if (c === close && --depth === 0) return i;
   }
   return s.length;
+}
+
+/** The index of the `)` closing the `(` at `open`, skipping quoted text; `s.length` when unclosed. */
+export function closingParen(s: string, open: number): number {
+  return closing(s, open, ")", (i) => s[i] === "(");
 }
 
 /**
@@ -65,16 +73,7 @@ export function closingParen(s: string, open: number): number {
  * skipped; a bare `{` does not nest (`${X:-{}` ends at its first `}`, as bash reads it).
  */
 export function closingBrace(s: string, open: number): number {
-  let depth = 0;
-  for (let i = open; i < s.length; i++) {
-    const c = s[i];
-    if (c === "\\") i++;
-    else if (c === "'") i = end(s.indexOf("'", i + 1), s);
-    else if (c === '"') i = closingQuote(s, i + 1);
-    else if (c === "{" && (i === open || s[i - 1] === "$")) depth++;
-    else if (c === "}" && --depth === 0) return i;
-  }
-  return s.length;
+  return closing(s, open, "}", (i) => s[i] === "{" && (i === open || s[i - 1] === "$"));
 }
 
 function end(i: number, s: string): number {
