@@ -2,7 +2,8 @@
  * `hermit deploy DIR [PROJECT]` (into a project) and `hermit convert DIR` (into the user's own
  * configuration): the adapter's MCP entry, context, skills and roles, written into each host's
  * files in the host's own format. `--dry-run` shows the diff, `--remove` undoes exactly what was
- * written, `--force` replaces an entry hermit did not write. Exit 0 ok, 2 bad input or a conflict,
+ * written (by the adapter's name on record when its directory is gone), `--force` replaces an
+ * entry hermit did not write. Exit 0 ok, 2 bad input or a conflict,
  * 4 refused by screening (nothing written).
  */
 import type { Command } from "@commander-js/extra-typings";
@@ -17,6 +18,9 @@ import { printJson, writeOut } from "./output.ts";
 
 const HOSTS_HELP =
   "claude, codex, hermes, pi, opencode, cursor, gemini, vscode, or all (those configured here)";
+
+const DIR_HELP =
+  "the adapter directory; for --remove, once it is gone, the name it was deployed under (or its old path)";
 
 interface Flags {
   host?: string[];
@@ -73,13 +77,14 @@ async function run(dir: string, scope: Scope, project: string | undefined, flags
 export function registerDeploy(program: Command, setExit: SetExit): void {
   const cmd = program.command("deploy")
     .description("deploy an adapter into a project: each host's MCP config, context, skills and roles")
-    .argument("<dir>", "the adapter directory")
+    .argument("<dir>", DIR_HELP)
     .argument("[project]", "the project directory", ".")
     .addHelpText(
       "after",
       examples(
         ["hermit deploy my-tools . --host claude,codex", "into this project, for Claude Code and Codex"],
         ["hermit deploy my-tools . --remove", "undo it, byte for byte"],
+        ["hermit deploy notes . --remove", "the adapter 'notes' on record here, its directory gone"],
       ),
     );
   withFlags(cmd as unknown as Command, "deploy").action(async (...args: unknown[]) => {
@@ -94,12 +99,13 @@ export function registerDeploy(program: Command, setExit: SetExit): void {
 export function registerConvert(program: Command, setExit: SetExit): void {
   const cmd = program.command("convert")
     .description("convert an adapter into the user's own host configuration (every project sees it)")
-    .argument("<dir>", "the adapter directory")
+    .argument("<dir>", DIR_HELP)
     .addHelpText(
       "after",
       examples(
         ["hermit convert my-tools --host hermes", "into your own Hermes config (every project)"],
         ["hermit convert my-tools --remove --host hermes"],
+        ["hermit convert notes --remove", "the adapter 'notes' on record, its directory gone"],
       ),
     );
   withFlags(cmd as unknown as Command, "convert").action(async (...args: unknown[]) => {

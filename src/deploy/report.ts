@@ -52,7 +52,9 @@ export interface DeployReport {
 
 interface Inputs {
   o: DeployOptions;
-  manifest: Manifest;
+  adapter: string;
+  /** None for a removal by the name on record (its directory is gone). */
+  manifest?: Manifest;
   hosts: HostId[];
   plans: HostPlan[];
   engine: Engine;
@@ -69,8 +71,10 @@ export function buildReport(x: Inputs): DeployReport {
   const { o, manifest: m } = x;
   const hosts = x.hosts.map((h): HostReport => {
     const plan = x.plans.find((p) => p.host === h);
-    const owner = `${m.name}/${h}`;
-    const long = o.remove ? [] : m.exports.tools.map((t) => nameBudgetWarning(hostToolName(m.name, t), [h]));
+    const owner = `${x.adapter}/${h}`;
+    const long = o.remove || !m
+      ? []
+      : m.exports.tools.map((t) => nameBudgetWarning(hostToolName(m.name, t), [h]));
     return {
       host: h,
       title: HOSTS[h].title,
@@ -88,7 +92,7 @@ export function buildReport(x: Inputs): DeployReport {
     command: o.scope === "project" ? "deploy" : "convert",
     action: o.remove ? "remove" : "deploy",
     dryRun: o.dryRun,
-    adapter: m.name,
+    adapter: x.adapter,
     scope: o.scope,
     root: x.root,
     record: x.recordFile,
@@ -101,7 +105,7 @@ export function buildReport(x: Inputs): DeployReport {
     })),
     warnings: x.engine.warnings,
   };
-  if (!o.remove && m.serve.lifecycle === "standalone" && m.serve.instructions) {
+  if (!o.remove && m?.serve.lifecycle === "standalone" && m.serve.instructions) {
     report.instructions = path.resolve(m.dir, m.serve.instructions);
   }
   if (o.serveUrl && !o.remove) report.tokenVar = TOKEN_VAR;

@@ -9,6 +9,7 @@
  */
 import { mkdirSync, realpathSync } from "node:fs";
 import path from "node:path";
+import process from "node:process";
 import { Exit, HermitError } from "../errors.ts";
 import { refusalLine, screenManifest } from "../gates/screen_manifest.ts";
 import { EditError } from "../hosts/edit/lines.ts";
@@ -16,12 +17,14 @@ import { exists, readBytes } from "../hosts/files.ts";
 import { detectHosts, HOSTS, parseHosts } from "../hosts/index.ts";
 import type { HostFs, HostId, HostPlan, Scope, Target } from "../hosts/types.ts";
 import { loadManifest } from "../manifest/load.ts";
+import type { Manifest } from "../manifest/types.ts";
 import { acquireLock } from "../platform/lock.ts";
 import { stateDir as hermitStateDir } from "../platform/paths.ts";
 import { adapterParts, remoteLaunch, stdioLaunch } from "./adapter.ts";
 import { commit, type Committed, refuseReadOnly } from "./commit.ts";
 import { checkRecordInProject, confineToProject, isInside, realPathOf, refuseLinksIn } from "./confine.ts";
 import { Engine, type Owned } from "./engine.ts";
+import { adapterOnRecord } from "./on_record.ts";
 import { Workspace } from "./ops.ts";
 import { buildReport, type DeployReport } from "./report.ts";
 import { adapterConflict, type DeployState, displayIn, itemKey, loadState, noteAdapter } from "./state.ts";
@@ -74,9 +77,26 @@ export function recordDir(o: Pick<DeployOptions, "scope" | "project" | "platform
   return path.join(hermitStateDir(o.platform, o.env, o.home), "convert");
 }
 
+/** Why a removal's adapter argument is not a readable adapter (the record may still know it). */
+interface Unreadable {
+  unreadable: string;
+}
+
+/** The adapter's manifest; for a removal, why it cannot be read instead of an error. */
+function loadAdapter(o: DeployOptions): Manifest | Unreadable {
+  try {
+    return loadManifest(o.adapter);
+  } catch (err) {
+    if (!o.remove || !(err instanceof HermitError)) throw err;
+    if (!exists(path.resolve(o.adapter))) return { unreadable: `${o.adapter}: no such adapter directory` };
+    return { unreadable: `${o.adapter}: not a readable adapter (${err.message.split("\n")[0]})` };
+  }
+}
+
 export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
-  const m = loadManifest(o.adapter);
-  if (!o.remove) {
+  const loaded = loadAdapter(o);
+  const m = "unreadable" in loaded ? undefined : loaded;
+  if (m && !o.remove) {
     const refusals = screenManifest(m);
     if (refusals.length) {
       throw new HermitError([...refusals.map(refusalLine), "nothing was written"].join("\n"), Exit.refused);
@@ -104,15 +124,23 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
       if (realRoot) confineToProject(realRoot, f, show);
       return readOrExplain(f, show);
     }, show);
+    // A removal whose directory is gone names the adapter as the record knows it (on_record.ts).
+    const { name, dir: from } = m ?? adapterOnRecord(
+      state,
+      o.adapter,
+      process.cwd(),
+      { file: recordFile, exists: exists(recordFile) },
+      (loaded as Unreadable).unreadable,
+    );
     const fs = hostFs(ws, realRoot);
-    const hosts = chooseHosts(o, target, state, m.name, fs);
-    const sameName = adapterConflict(state, m.name, m.dir, o.force);
+    const hosts = chooseHosts(o, target, state, name, fs);
+    const sameName = m && adapterConflict(state, m.name, m.dir, o.force);
     if (sameName) throw new HermitError(`${sameName}; nothing was written`, Exit.usage);
     const plans: HostPlan[] = [];
     const engine = new Engine(state, ws, root, o.force, show);
-    const owners = hosts.map((h) => `${m.name}/${h}`);
+    const owners = hosts.map((h) => `${name}/${h}`);
     try {
-      if (o.remove) engine.remove(owners);
+      if (o.remove || !m) engine.remove(owners);
       else {
         const launch = o.serveUrl ? remoteLaunch(o.serveUrl) : stdioLaunch(m, o.self);
         const parts = adapterParts(m, launch);
@@ -126,7 +154,7 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     if (engine.conflicts.length) {
       throw new HermitError([...engine.conflicts, "nothing was written"].join("\n"), Exit.usage);
     }
-    noteAdapter(state, m.name, m.dir);
+    noteAdapter(state, name, from);
     const changes = ws.changes();
     // Test hook: widen the read-modify-write window so that tests can show the lock closes it.
     const pause = Number(o.env.HERMIT_DEPLOY_PAUSE_MS ?? 0);
@@ -135,11 +163,12 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     if (!o.dryRun) {
       refuseReadOnly(changes, show);
       const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-      const removedBackups = path.join(stateDir, "removed", `${stamp}-${m.name}`);
+      const removedBackups = path.join(stateDir, "removed", `${stamp}-${name}`);
       committed = commit(changes, state, { root, scope: o.scope, dir, recordFile, removedBackups, show });
     }
     return buildReport({
       o,
+      adapter: name,
       manifest: m,
       hosts,
       plans,

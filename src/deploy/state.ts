@@ -116,11 +116,14 @@ export function adapterConflict(
   return `the adapter '${name}' here was deployed from ${had}; ${dir} has the same name: rename one of them (name: in hermit.yaml), or --force if it is the same adapter moved`;
 }
 
-/** Note (or forget, when nothing of it is left) the directory the adapter `name` came from. */
-export function noteAdapter(state: DeployState, name: string, dir: string): void {
+/**
+ * Note (or forget, when nothing of it is left) the directory the adapter `name` came from
+ * (`undefined`: a removal by the name on record, which keeps what the record says).
+ */
+export function noteAdapter(state: DeployState, name: string, dir: string | undefined): void {
   const adapters = { ...state.adapters };
-  if (state.items.some((r) => r.owners.some((o) => o.startsWith(`${name}/`)))) adapters[name] = dir;
-  else delete adapters[name];
+  if (!state.items.some((r) => r.owners.some((o) => o.startsWith(`${name}/`)))) delete adapters[name];
+  else if (dir !== undefined) adapters[name] = dir;
   if (Object.keys(adapters).length) state.adapters = adapters;
   else delete state.adapters;
 }
