@@ -16,7 +16,7 @@ import {
   readTextCapped,
 } from "../platform/read_capped.ts";
 import { formatIssue, formatPath, type LocatedIssue, type PathSeg, quote, SourceMap } from "./locate.ts";
-import { yamlSyntaxIssue } from "./yaml_errors.ts";
+import { escaped, libraryLine, unseen, yamlSyntaxIssue } from "./yaml_errors.ts";
 import { suggest } from "./names.ts";
 import { normalize } from "./normalize.ts";
 import { displayPath, resolveManifestPath } from "./paths.ts";
@@ -165,7 +165,7 @@ export function parseManifest(text: string, file: string, dir: string): LoadedMa
   if (errors.length > 0) throw new ManifestError(errors);
   for (const w of doc.warnings) {
     const { line, col } = src.position(w.pos[0]);
-    manifest.warnings.push({ file: shown, line, col, path: "", message: `YAML: ${firstLine(w.message)}` });
+    manifest.warnings.push({ file: shown, line, col, path: "", message: `YAML: ${libraryLine(w.message)}` });
   }
   manifest.warnings.sort((a, b) => a.line - b.line || a.col - b.col);
   return { manifest, source: src };
@@ -173,7 +173,8 @@ export function parseManifest(text: string, file: string, dir: string): LoadedMa
 
 /** Turning the document into data failed: an alias bomb, a missing anchor, absurd nesting. */
 function toJsIssue(message: string, text: string, src: SourceMap): LocatedIssue {
-  const unresolved = /^Unresolved alias[^:]*: (.+)$/.exec(firstLine(message))?.[1];
+  // not trimmed: an alias's name may be a character that does not show (a byte order mark)
+  const unresolved = /^Unresolved alias[^:]*: (.+)$/s.exec(message.split("\n")[0])?.[1];
   if (unresolved !== undefined) {
     const at = text.indexOf(`*${unresolved}`);
     const { line, col } = src.position(Math.max(at, 0));
@@ -182,15 +183,18 @@ function toJsIssue(message: string, text: string, src: SourceMap): LocatedIssue 
       line,
       col,
       path: "",
-      message:
-        `not valid YAML: alias *${unresolved} has no anchor &${unresolved} before it; define the anchor first`,
+      message: unseen(unresolved)
+        ? `not valid YAML: the alias * is followed by ${
+          escaped(unresolved)
+        }, an invisible character, and names no anchor; remove it, or quote a value that starts with *`
+        : `not valid YAML: alias *${unresolved} has no anchor &${unresolved} before it; define the anchor first`,
     };
   }
   const why = /excessive alias/i.test(message)
     ? "too many aliases (*name) to expand; write the values out instead"
     : /call stack/i.test(message)
     ? "nested too deeply"
-    : firstLine(message);
+    : libraryLine(message);
   return { file: src.file, line: 1, col: 1, path: "", message: `not valid YAML: ${why}` };
 }
 
@@ -233,8 +237,4 @@ function locateZodIssue(issue: z.core.$ZodIssue, src: SourceMap): LocatedIssue[]
   const missing = "input" in issue && issue.input === undefined && issue.code === "invalid_type";
   const message = missing ? `${where} is required; it ${issue.message}` : `${where} ${issue.message}`;
   return [src.issue(at, message)];
-}
-
-function firstLine(s: string): string {
-  return s.split("\n")[0].trim();
 }

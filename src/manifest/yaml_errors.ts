@@ -130,8 +130,48 @@ function explain(e: YAMLError, text: string): YamlIssue {
     }
     case "MULTIPLE_DOCS":
       return { offset: at, message: "a second document starts here (---); hermit.yaml holds exactly one" };
+    case "UNEXPECTED_TOKEN":
+      if (text[at] === "\r" && text[at + 1] !== "\n") {
+        return {
+          offset: at,
+          message:
+            "a carriage return (\\r) ends this line without a line feed; save the file with LF (or CRLF) line endings",
+        };
+      }
+      break;
   }
-  return { offset: at, message: e.message.split("\n")[0].trim() };
+  return { offset: at, message: libraryLine(e.message) };
+}
+
+const INVISIBLE = /[\p{C}\p{Z}]/gu;
+
+/** True when `s` is blank or holds a character that does not show (control, format, separator). Pure. */
+export function unseen(s: string): boolean {
+  return s.trim() === "" || [...s.matchAll(INVISIBLE)].some(([c]) => c !== " ");
+}
+
+/** `s` in double quotes, every character that does not show escaped (`"\r"`, `"\ufeff"`). Pure. */
+export function escaped(s: string): string {
+  const unit = (c: string, i: number) => `\\u${c.charCodeAt(i).toString(16).padStart(4, "0")}`;
+  return JSON.stringify(s).replace(
+    INVISIBLE,
+    (c) => c === " " ? c : unit(c, 0) + (c.length > 1 ? unit(c, 1) : ""),
+  );
+}
+
+/**
+ * A message of the YAML library's as one line: its first line, trimmed. The library ends some
+ * with the text it stumbled on (`Not a YAML token: ${source}`); when that is blank or does not
+ * show (a lone \r, a byte order mark), it is shown escaped rather than left as a colon with
+ * nothing after it, and an empty one goes with its colon. Pure.
+ */
+export function libraryLine(message: string): string {
+  const first = message.split("\n")[0];
+  const at = first.indexOf(": ");
+  if (at < 0) return first.trim() || "the YAML parser gave no reason";
+  const [head, detail] = [first.slice(0, at).trimStart(), first.slice(at + 2)];
+  if (detail === "") return head;
+  return `${head}: ${unseen(detail) ? escaped(detail) : detail.trim()}`;
 }
 
 /** `value` quoted for YAML: single quotes unless it holds one, then double quotes with escapes. */

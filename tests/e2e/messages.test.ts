@@ -160,6 +160,18 @@ describe("YAML syntax errors: one line, the real cause, where it is and the fix"
         `${l}:14: not valid YAML: a value cannot start with '@'; quote it: description: '@team tools'`,
     },
     {
+      what: "a line ended by a carriage return alone (no colon left with nothing after it)",
+      make: () => variant("description: A new hermit adapter", "description: >\r  A new hermit adapter"),
+      says: (l) =>
+        `${l}:15: not valid YAML: a carriage return (\\r) ends this line without a line feed; save the file with LF (or CRLF) line endings`,
+    },
+    {
+      what: "an alias whose name does not show",
+      make: () => variant("description: A new hermit adapter", "description: *\uFEFF"),
+      says: (l) =>
+        `${l}:14: not valid YAML: the alias * is followed by "\\ufeff", an invisible character, and names no anchor; remove it, or quote a value that starts with *`,
+    },
+    {
       what: "a key that appears twice",
       make: () => {
         const text = init + "name: again\n";

@@ -16,6 +16,7 @@ import {
   ManifestError,
   parseManifest,
 } from "../../../src/manifest/load.ts";
+import { libraryLine } from "../../../src/manifest/yaml_errors.ts";
 import { fixtures } from "../../helpers/hermit.ts";
 import { tempDir } from "../../helpers/tmp.ts";
 
@@ -614,6 +615,33 @@ describe("invalid manifests", () => {
     assert.equal(refused("name: a\r\nexprots: 1\r\n").issues[0].line, 2);
     const bom = refused("\uFEFFname: a\nexprots: 1\n").issues[0];
     assert.equal(`${bom.line}:${bom.col}`, "2:1");
+  });
+
+  it("a detail the parser gives blank or invisible is shown escaped: no message ends in a bare colon", () => {
+    // a carriage return without a line feed after a block scalar's > (a file saved with CR endings)
+    assert.equal(
+      refused("name: a\ndescription: >\r").message,
+      `${SHOWN}:2:15: not valid YAML: a carriage return (\\r) ends this line without a line feed; save the file with LF (or CRLF) line endings`,
+    );
+    // an alias whose name is an invisible character (a byte order mark, a line separator)
+    for (const [name, shown] of [["\uFEFF", "\\ufeff"], ["\u2028", "\\u2028"]]) {
+      assert.equal(
+        refused(`name: a\ndescription: *${name}\n`).message,
+        `${SHOWN}:2:14: not valid YAML: the alias * is followed by "${shown}", an invisible character, and names no anchor; remove it, or quote a value that starts with *`,
+      );
+    }
+    // any message of the parser's that ends in such a detail, or in none
+    assert.equal(libraryLine("Not a YAML token: \r\n  more"), 'Not a YAML token: "\\r"');
+    assert.equal(libraryLine("Not a YAML token: \u0085x"), 'Not a YAML token: "\\u0085x"');
+    assert.equal(libraryLine("Could not resolve tag: \u{F0000}"), 'Could not resolve tag: "\\udb80\\udc00"');
+    assert.equal(
+      libraryLine("Unresolved alias (the anchor must be set before the alias): "),
+      "Unresolved alias (the anchor must be set before the alias)",
+    );
+    assert.equal(
+      libraryLine("Block scalar header includes extra characters: |x  "),
+      "Block scalar header includes extra characters: |x",
+    );
   });
 
   it("deep nesting is refused, not a crash", () => {
