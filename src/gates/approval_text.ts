@@ -2,11 +2,12 @@
  * The arguments of a call as the approval question (gate 5) shows them: every value by its path
  * (`"opts"."target"`), down to the leaves, one per line, each shortened on its own and saying how
  * much was cut, so a long value cannot push the others out of view (a call with too many values,
- * or nested too deep, to show whole is refused instead). Characters a
- * reader cannot see or that reorder text (controls, bidi controls and marks, zero-width and TAG
- * characters, selectors, fillers, white space other than a plain space) are shown as `<U+XXXX>`,
- * never raw. Pure.
+ * or nested too deep, to show whole is refused instead). Characters a reader cannot see or that
+ * reorder text (controls, bidi controls and marks, zero-width and TAG characters, selectors,
+ * fillers: every default-ignorable character; white space other than a plain space) are shown as
+ * `<U+XXXX>`, never raw. Pure.
  */
+import { DEFAULT_IGNORABLE } from "./unicode.ts";
 
 /** Characters of one value shown before it is cut. */
 export const VALUE_CHARS = 200;
@@ -19,9 +20,14 @@ export const NAME_CHARS = 100;
 export const MAX_LINES = 500;
 export const MAX_DEPTH = 32;
 
-/** What a reader does not see as itself: other categories, separators, selectors, fillers. */
-const UNSEEN =
-  /[\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Cn}\p{Zl}\p{Zp}\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\uFE00-\uFE0F\u{E0100}-\u{E01EF}\u115F\u1160\u3164\uFFA0\u2800]/gu;
+/**
+ * What a reader does not see as itself: other categories, separators, the braille blank, and
+ * every default-ignorable character (selectors, fillers, joiners, marks drawn as nothing).
+ */
+const UNSEEN = new RegExp(
+  `[\\p{Cc}\\p{Cf}\\p{Co}\\p{Cs}\\p{Cn}\\p{Zl}\\p{Zp}\\u00A0\\u1680\\u2000-\\u200A\\u202F\\u205F\\u3000\\u2800${DEFAULT_IGNORABLE}]`,
+  "gu",
+);
 
 /** `text` with every unseen character as `<U+XXXX>`. */
 export function escapeUnseen(text: string): string {

@@ -15,11 +15,12 @@ import {
   readApproval,
   refusalText,
 } from "../../../src/gates/trust.ts";
-import { MAX_LINES } from "../../../src/gates/approval_text.ts";
+import { escapeUnseen, MAX_LINES } from "../../../src/gates/approval_text.ts";
 import { ManifestError, parseManifest } from "../../../src/manifest/load.ts";
 import { upstreamToolView } from "../../../src/mcp/catalog.ts";
 import { SchemaCache } from "../../../src/mcp/schema_cache.ts";
 import { warmAnswers } from "../../../src/relay/warm.ts";
+import { DEFAULT_IGNORABLE_RANGES, defaultIgnorables } from "../../helpers/default_ignorable.ts";
 import { tempDir } from "../../helpers/tmp.ts";
 
 /** The question, for arguments that can be shown whole. */
@@ -341,6 +342,32 @@ describe("trust: the approval question", () => {
     assert.match(q.message, /the tool 'wr<U\+202E>ite'/);
     const all = ask({ server: "s", tool: "t", args: { v: hidden.join("") } });
     for (const c of hidden) assert.ok(!all.message.includes(c), `raw U+${c.codePointAt(0)!.toString(16)}`);
+  });
+});
+
+describe("trust: every default-ignorable character is shown escaped in the question", () => {
+  for (const [from, to] of DEFAULT_IGNORABLE_RANGES) {
+    const range = [from, to].map((cp) => cp.toString(16).toUpperCase().padStart(4, "0")).join("–");
+    it(`U+${range}`, () => {
+      for (let cp = from; cp <= to; cp++) {
+        const c = String.fromCodePoint(cp);
+        const name = `<U+${cp.toString(16).toUpperCase().padStart(4, "0")}>`;
+        assert.equal(escapeUnseen(`a${c}b`), `a${name}b`);
+      }
+    });
+  }
+
+  it("in names and values, whatever the runtime's own Unicode tables say", () => {
+    const all = [...defaultIgnorables()].map((d) => d.c).join("");
+    const q = ask({ server: "s", tool: "t", args: { [`k${all.slice(0, 40)}`]: all } });
+    for (const { c, name } of defaultIgnorables()) assert.ok(!q.message.includes(c), `raw ${name}`);
+    // the runtime's property (its Unicode version) adds nothing the list misses
+    const runtime = /\p{Default_Ignorable_Code_Point}/u;
+    for (let cp = 0; cp <= 0x10FFFF; cp++) {
+      if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+      const c = String.fromCodePoint(cp);
+      if (runtime.test(c)) assert.notEqual(escapeUnseen(c), c, `U+${cp.toString(16).toUpperCase()}`);
+    }
   });
 });
 
