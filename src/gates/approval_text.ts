@@ -7,6 +7,7 @@
  * fillers: every default-ignorable character; white space other than a plain space) are shown as
  * `<U+XXXX>`, never raw. Pure.
  */
+import { sha256Hex } from "../platform/sha256.ts";
 import { DEFAULT_IGNORABLE } from "./unicode.ts";
 
 /** Characters of one value shown before it is cut. */
@@ -38,11 +39,13 @@ export function escapeUnseen(text: string): string {
   );
 }
 
-/** A short fingerprint of `s` (FNV-1a, 32 bits), telling apart names cut to the same start. Pure. */
+/**
+ * A fingerprint of `s`, telling apart names cut to the same start: the first 128 bits of SHA-256,
+ * so names cannot be chosen to share one (2^64 tries). Of `s` as JSON, which keeps lone surrogates
+ * apart (UTF-8 would make them all U+FFFD). Pure.
+ */
 function fingerprint(s: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-  return h.toString(16).padStart(8, "0");
+  return sha256Hex(JSON.stringify(s)).slice(0, 32);
 }
 
 /**

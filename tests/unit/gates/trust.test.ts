@@ -289,7 +289,7 @@ describe("trust: the approval question", () => {
   it("names cut to the same start, or a literal <U+…>, cannot pass for one another", () => {
     const long = "k".repeat(120);
     const q = ask({ server: "s", tool: "t", args: { [long + "a"]: "ok", [long + "b"]: "rm -rf /" } });
-    const names = [...q.message.matchAll(/^ {2}("k+…"\[\d+ more characters, #[0-9a-f]{8}\]):/gm)].map((m) =>
+    const names = [...q.message.matchAll(/^ {2}("k+…"\[\d+ more characters, #[0-9a-f]+\]):/gm)].map((m) =>
       m[1]
     );
     assert.equal(names.length, 2);
@@ -297,6 +297,27 @@ describe("trust: the approval question", () => {
     const spoof = ask({ server: "s", tool: "t", args: { "a<U+200B>b": "x", "a\u200Bb": "y" } });
     assert.match(spoof.message, /"a<U\+003C>U\+200B>b": "x"/);
     assert.match(spoof.message, /"a<U\+200B>b": "y"/);
+  });
+
+  it("names chosen to collide under a 32-bit FNV-1a fingerprint are still told apart", () => {
+    const fnv1a32 = (s: string) => {
+      let h = 0x811c9dc5;
+      for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+      return h;
+    };
+    const [a, b] = ["k".repeat(100) + "x549599", "k".repeat(100) + "x712382"];
+    assert.equal(fnv1a32(a), fnv1a32(b), "a real FNV-1a-32 collision");
+    // and two names a UTF-8 encoding would make one (lone surrogates)
+    const [c, d] = ["k".repeat(100) + "\uD800", "k".repeat(100) + "\uD801"];
+    for (const [x, y] of [[a, b], [c, d]]) {
+      const q = ask({ server: "s", tool: "t", args: { [x]: "ok", [y]: "rm -rf /" } });
+      const marks = [...q.message.matchAll(/^ {2}"k+…"\[\d+ more characters?, #([0-9a-f]+)\]:/gm)].map((m) =>
+        m[1]
+      );
+      assert.equal(marks.length, 2, q.message);
+      assert.ok(marks.every((m) => m.length >= 16), `at least 64 bits: ${marks}`);
+      assert.notEqual(marks[0], marks[1]);
+    }
   });
 
   it("arguments too many or too deep to show whole are not asked about: refused", () => {
