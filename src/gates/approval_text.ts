@@ -2,11 +2,13 @@
  * The arguments of a call as the approval question (gate 5) shows them: every value by its path
  * (`"opts"."target"`), down to the leaves, one per line, each shortened on its own and saying how
  * much was cut, so a long value cannot push the others out of view (a call with too many values,
- * or nested too deep, to show whole is refused instead). Characters a
- * reader cannot see or that reorder text (controls, bidi controls and marks, zero-width and TAG
- * characters, selectors, fillers, white space other than a plain space) are shown as `<U+XXXX>`,
- * never raw. Pure.
+ * or nested too deep, to show whole is refused instead). Characters a reader cannot see or that
+ * reorder text (controls, bidi controls and marks, zero-width and TAG characters, selectors,
+ * fillers: every default-ignorable character; white space other than a plain space) are shown as
+ * `<U+XXXX>`, never raw. Pure.
  */
+import { sha256Hex } from "../platform/sha256.ts";
+import { DEFAULT_IGNORABLE } from "./unicode.ts";
 
 /** Characters of one value shown before it is cut. */
 export const VALUE_CHARS = 200;
@@ -19,9 +21,14 @@ export const NAME_CHARS = 100;
 export const MAX_LINES = 500;
 export const MAX_DEPTH = 32;
 
-/** What a reader does not see as itself: other categories, separators, selectors, fillers. */
-const UNSEEN =
-  /[\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Cn}\p{Zl}\p{Zp}\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\uFE00-\uFE0F\u{E0100}-\u{E01EF}\u115F\u1160\u3164\uFFA0\u2800]/gu;
+/**
+ * What a reader does not see as itself: other categories, separators, the braille blank, and
+ * every default-ignorable character (selectors, fillers, joiners, marks drawn as nothing).
+ */
+const UNSEEN = new RegExp(
+  `[\\p{Cc}\\p{Cf}\\p{Co}\\p{Cs}\\p{Cn}\\p{Zl}\\p{Zp}\\u00A0\\u1680\\u2000-\\u200A\\u202F\\u205F\\u3000\\u2800${DEFAULT_IGNORABLE}]`,
+  "gu",
+);
 
 /** `text` with every unseen character as `<U+XXXX>`. */
 export function escapeUnseen(text: string): string {
@@ -32,11 +39,13 @@ export function escapeUnseen(text: string): string {
   );
 }
 
-/** A short fingerprint of `s` (FNV-1a, 32 bits), telling apart names cut to the same start. Pure. */
+/**
+ * A fingerprint of `s`, telling apart names cut to the same start: the first 128 bits of SHA-256,
+ * so names cannot be chosen to share one (2^64 tries). Of `s` as JSON, which keeps lone surrogates
+ * apart (UTF-8 would make them all U+FFFD). Pure.
+ */
 function fingerprint(s: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-  return h.toString(16).padStart(8, "0");
+  return sha256Hex(JSON.stringify(s)).slice(0, 32);
 }
 
 /**

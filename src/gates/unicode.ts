@@ -11,14 +11,23 @@
  *   joiners                    U+200C (ZWNJ), U+200D (ZWJ)          stripped    flagged
  *   soft hyphen                U+00AD                               stripped    flagged
  *   variation selectors        U+FE00–FE0F, U+E0100–E01EF           stripped    flagged
+ *   other default-ignorables   U+034F, U+115F, U+1160, U+17B4,      stripped    flagged
+ *                              U+17B5, U+180B–180D, U+180F, U+2065,
+ *                              U+206A–206F, U+3164, U+FFA0,
+ *                              U+FFF0–FFF8, U+1BCA0–1BCA3,
+ *                              U+1D173–1D17A, U+E0080–E00FF,
+ *                              U+E01F0–E0FFF
  *
+ * Together: Unicode's Default_Ignorable_Code_Point set, what a renderer may draw as nothing
+ * (`DEFAULT_IGNORABLE`, the one list of it; the approval question escapes all of it).
  * Not hidden, so neither stripped nor flagged: an emoji tag sequence (a subdivision flag such as
  * 🏴 + tags + cancel tag), a ZWJ inside an emoji ZWJ sequence (👩‍💻), a joiner between two letters
  * of a script that uses them (Persian, Indic), one variation selector right after a character
- * (❤️; a U+E0100–E01EF selector only after a Han ideograph). Runs of selectors ("emoji
- * smuggling") are hidden. Also the text the scan matches its phrasing against: hidden characters
- * removed, NFKC (fullwidth forms) and a small map of Cyrillic and Greek look-alikes folded to
- * Latin. Pure.
+ * (❤️; a U+E0100–E01EF selector only after a Han ideograph; a Mongolian one only after a Mongolian
+ * letter), a combining grapheme joiner before a combining mark, a Hangul filler that makes a
+ * syllable with the jamo beside it. Runs of selectors ("emoji smuggling") are hidden. Also the
+ * text the scan matches its phrasing against: hidden characters removed, NFKC (fullwidth forms)
+ * and a small map of Cyrillic and Greek look-alikes folded to Latin. Pure.
  */
 
 export type HiddenClass =
@@ -28,7 +37,8 @@ export type HiddenClass =
   | "zero-width"
   | "joiner"
   | "soft-hyphen"
-  | "selector";
+  | "selector"
+  | "ignorable";
 
 /** How the scan names each class (several classes share a name). */
 export const HIDDEN_NAMES: Record<HiddenClass, string> = {
@@ -39,12 +49,21 @@ export const HIDDEN_NAMES: Record<HiddenClass, string> = {
   joiner: "zero-width characters",
   "soft-hyphen": "soft hyphens",
   selector: "variation selectors",
+  ignorable: "default-ignorable characters",
 };
 
-/** Every character that may be hidden; which ones are depends on their neighbours. */
+/**
+ * Unicode's Default_Ignorable_Code_Point set (DerivedCoreProperties.txt, Unicode 16, unchanged
+ * since 14), as the inside of a `u` character class. Listed rather than `\p{…}`, so Deno and Bun
+ * agree whatever Unicode version their engines carry.
+ */
+export const DEFAULT_IGNORABLE =
+  "\\u00AD\\u034F\\u061C\\u115F\\u1160\\u17B4\\u17B5\\u180B-\\u180F\\u200B-\\u200F" +
+  "\\u202A-\\u202E\\u2060-\\u206F\\u3164\\uFE00-\\uFE0F\\uFEFF\\uFFA0\\uFFF0-\\uFFF8\\u{1BCA0}-\\u{1BCA3}" +
+  "\\u{1D173}-\\u{1D17A}\\u{E0000}-\\u{E0FFF}";
+
 /** Any character that may be hidden somewhere (whether it is, depends on its neighbours). */
-export const CANDIDATE =
-  /[\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFE00-\uFE0F\uFEFF\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}]/u;
+export const CANDIDATE = new RegExp(`[${DEFAULT_IGNORABLE}]`, "u");
 export const CANDIDATES = new RegExp(CANDIDATE.source, "gu");
 const EMOJI_TAG_SEQUENCE = /\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}/gu;
 const PICTOGRAPH = /\p{Extended_Pictographic}/u;
@@ -53,6 +72,12 @@ const JOINED_LETTER = /[\p{L}\p{M}]/u;
 const LATIN = /[\p{Script=Latin}\p{ASCII}]/u;
 const HAN = /\p{Script=Han}/u;
 const SELECTOR = /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/u;
+const MONGOLIAN_SELECTOR = /[\u180B-\u180D\u180F]/u;
+const MONGOLIAN = /\p{Script=Mongolian}/u;
+const MARK = /\p{M}/u;
+/** Conjoining jamo a Hangul filler makes a syllable with: a leading consonant, a vowel. */
+const LEADING_JAMO = /[\u1100-\u115E\uA960-\uA97C]/u;
+const VOWEL_JAMO = /[\u1161-\u11A7\uD7B0-\uD7C6]/u;
 
 function classOf(cp: number): HiddenClass {
   if (cp >= 0xE0000 && cp <= 0xE007F) return "tag";
@@ -60,8 +85,11 @@ function classOf(cp: number): HiddenClass {
   if (cp === 0x200E || cp === 0x200F || cp === 0x061C) return "bidi-mark";
   if (cp === 0x200C || cp === 0x200D) return "joiner";
   if (cp === 0x00AD) return "soft-hyphen";
-  if ((cp >= 0xFE00 && cp <= 0xFE0F) || cp >= 0xE0100) return "selector";
-  return "zero-width";
+  if ((cp >= 0xFE00 && cp <= 0xFE0F) || (cp >= 0xE0100 && cp <= 0xE01EF)) return "selector";
+  if (cp === 0x180E || cp === 0xFEFF || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2060 && cp <= 0x2064)) {
+    return "zero-width";
+  }
+  return "ignorable";
 }
 
 /** The code point before `index` and the one after the character at `index`. */
@@ -97,6 +125,15 @@ function allowedInContext(
   if (cls === "selector") {
     if (!prev || SELECTOR.test(prev) || CANDIDATE.test(prev) || /\s/.test(prev)) return false;
     return char.codePointAt(0)! < 0xE0100 || HAN.test(prev);
+  }
+  if (cls === "ignorable") {
+    if (MONGOLIAN_SELECTOR.test(char)) return !!prev && MONGOLIAN.test(prev) && !CANDIDATE.test(prev);
+    if (char === "\u034F") {
+      return !!prev && !!next && JOINED_LETTER.test(prev) && MARK.test(next) && !CANDIDATE.test(prev) &&
+        !CANDIDATE.test(next);
+    }
+    if (char === "\u115F") return !!next && VOWEL_JAMO.test(next);
+    if (char === "\u1160") return !!prev && LEADING_JAMO.test(prev);
   }
   return false;
 }

@@ -108,6 +108,48 @@ export function warningLine(label: string, e: Enforcement): string {
   return `${label}: sandbox: not enforced here: ${e.missing.join("; ")}`;
 }
 
+/** What a launcher found short of the policy beyond `enforcement`'s parts, in words. */
+export interface LaunchGap {
+  phrase: string;
+  /**
+   * `require` refuses it: a protection lost (a policy file left writable). A directory narrowed to
+   * its existing entries is said but not refused: what it leads to stays protected.
+   */
+  refuses: boolean;
+}
+
+/**
+ * The gaps in a launcher's report for the entry `label`: directories narrowed to their existing
+ * entries, and the adapter's policy files (`hermit.yaml`, `hermit.lock`) no mount namespace could
+ * keep read-only, with the two ways out. Pure.
+ */
+export function launchGaps(
+  label: string,
+  report: { narrowed: readonly string[]; writable?: readonly string[] },
+): LaunchGap[] {
+  const gaps: LaunchGap[] = [];
+  if (report.narrowed.length) {
+    gaps.push({
+      phrase: `new entries cannot be made directly in ${
+        report.narrowed.join(", ")
+      } (they lead to a protected path; no mount namespace here)`,
+      refuses: false,
+    });
+  }
+  const files = report.writable ?? [];
+  if (files.length) {
+    const it = files.length > 1 ? "them" : "it";
+    gaps.push({
+      phrase: `${files.join(", ")} can be changed (no mount namespace here to make ${it} read-only: ` +
+        `run the compiled hermit where user namespaces are allowed, or add ${
+          files.map((f) => JSON.stringify(f)).join(", ")
+        } to ${label}.sandbox.read to keep ${it} read-only and the directories above ${it} to their existing entries)`,
+      refuses: true,
+    });
+  }
+  return gaps;
+}
+
 /** The refusal for an entry whose policy requires what cannot be enforced. */
 export function refusalLine(label: string, e: Enforcement): string {
   return `refused: ${label}: the sandbox is required (sandbox.require or HERMIT_SANDBOX=require) but ${

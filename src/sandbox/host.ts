@@ -19,6 +19,7 @@ import {
   type Enforcement,
   enforcement,
   failureHint,
+  launchGaps,
   refusalLine,
   summary,
   warningLine,
@@ -204,21 +205,15 @@ export class SandboxHost {
     else {
       learnCapabilities(this.caps, report.caps);
       const actual = enforcement(policy, report.caps);
+      const gaps = launchGaps(entry.label, report);
       if (report.refused) {
         await group.exited;
-        throw new SandboxRefused(refusalLine(entry.label, actual));
+        const lost = gaps.filter((g) => g.refuses).map((g) => g.phrase);
+        throw new SandboxRefused(
+          refusalLine(entry.label, { ...actual, missing: [...actual.missing, ...lost] }),
+        );
       }
-      const narrowed = report.narrowed.length
-        ? [
-          `new entries cannot be made directly in ${
-            report.narrowed.join(", ")
-          } (they lead to a protected path; no mount namespace here)`,
-        ]
-        : [];
-      const writable = report.writable?.length
-        ? [`${report.writable.join(", ")} can be changed (no mount namespace here to make them read-only)`]
-        : [];
-      settle({ ...actual, missing: [...actual.missing, ...narrowed, ...writable] });
+      settle({ ...actual, missing: [...actual.missing, ...gaps.map((g) => g.phrase)] });
     }
     return { group, hint: (tail) => failureHint(policy, this.#effective.get(entry.label) ?? forecast, tail) };
   }

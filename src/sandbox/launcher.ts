@@ -16,12 +16,13 @@
  * 4. where no network namespace could be had, the seccomp filter (`seccomp.ts`);
  * 5. a one-line JSON report on fd 3 (close-on-exec), then `execve`.
  *
- * Under `require` it refuses (exit 126, the reason in the report) rather than run with less.
+ * Under `require` it refuses (exit 126, the reason in the report) rather than run with less: with
+ * a part not enforced, or with the adapter's policy files writable for want of a mount namespace.
  */
 import { readdirSync, writeFileSync } from "node:fs";
 import process from "node:process";
 import { cString, type Libc, libc } from "../platform/syscalls.ts";
-import { type Capabilities, enforcement } from "./enforcement.ts";
+import { type Capabilities, enforcement, launchGaps } from "./enforcement.ts";
 import {
   applyLandlock,
   dropPrivileges,
@@ -183,6 +184,22 @@ export function runLauncher(argv: string[]): number {
   return finish(c, plan, report, target, [target, ...rest]);
 }
 
+/**
+ * Why the target may not run (undefined: it may): under `require`, what `enforcement` finds
+ * missing and the gaps `require` refuses (a policy file left writable). Pure.
+ */
+export function refusal(
+  plan: Pick<LaunchPlan, "label" | "fs" | "network" | "require">,
+  report: Pick<LaunchReport, "caps" | "narrowed" | "writable">,
+): string | undefined {
+  if (!plan.require) return undefined;
+  const e = enforcement({ off: false, network: plan.network }, report.caps);
+  if (plan.fs.length === 0) e.missing = e.missing.filter((m) => !m.startsWith("files"));
+  const lost = launchGaps(plan.label, report).filter((g) => g.refuses).map((g) => g.phrase);
+  const reasons = [...e.missing, ...lost];
+  return reasons.length ? reasons.join("; ") : undefined;
+}
+
 function finish(
   c: Libc | undefined,
   plan: LaunchPlan,
@@ -190,9 +207,8 @@ function finish(
   target: string,
   argv: string[],
 ): number {
-  const e = enforcement({ off: false, network: plan.network }, report.caps);
-  if (plan.fs.length === 0) e.missing = e.missing.filter((m) => !m.startsWith("files"));
-  if (plan.require && e.missing.length) report.refused = e.missing.join("; ");
+  const refused = refusal(plan, report);
+  if (refused) report.refused = refused;
   const say = (r: LaunchReport) => {
     const line = new TextEncoder().encode(JSON.stringify(r) + "\n");
     if (c) c.call("write", REPORT_FD, c.address(line), line.length);

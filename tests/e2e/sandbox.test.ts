@@ -297,6 +297,7 @@ describe("a protected path inside a writable workspace", { skip: ready.skip }, (
   const ws = path.join(tmp.path, "project");
   const served = path.join(ws, "shared");
   const dir = path.join(ws, "tools-adapter");
+  const strict = path.join(ws, "strict-adapter");
   let env: Record<string, string>;
 
   before(() => {
@@ -306,30 +307,10 @@ describe("a protected path inside a writable workspace", { skip: ready.skip }, (
     writeFileSync(path.join(served, ".serve", "endpoint"), '{"token":"bearer-secret"}');
     writeFileSync(path.join(served, "hermit.yaml"), "name: shared\nserve: { lifecycle: standalone }\n");
     mkdirSync(dir);
-    writeFileSync(
-      path.join(dir, "hermit.yaml"),
-      [
-        "name: nested",
-        "exports: { tools: [touch] }",
-        "tools:",
-        "  touch:",
-        "    run:",
-        "      - node",
-        "      - -e",
-        "      - |",
-        "        const fs = require('fs'), p = require('path'), ws = process.env.HERMIT_WORKSPACE;",
-        "        const out = {};",
-        "        try { out.token = fs.readFileSync(p.join(ws, 'shared/.serve/endpoint'), 'utf8'); } catch (e) { out.token = e.code; }",
-        "        try { fs.writeFileSync(p.join(ws, 'new-' + process.pid), 'x'); out.create = 'ok'; } catch (e) { out.create = e.code; }",
-        "        const own = p.join(ws, 'tools-adapter/hermit.yaml'), same = fs.readFileSync(own);",
-        "        try { fs.appendFileSync(own, '# sandbox: off\\n'); out.manifest = 'ok'; } catch (e) { out.manifest = e.code; }",
-        "        try { out.cwd = process.cwd(); fs.appendFileSync('hermit.yaml', '# sandbox: off\\n'); out.relative = 'ok'; } catch (e) { out.relative = e.code; }",
-        "        try { fs.writeFileSync(own + '.new', same); fs.renameSync(own + '.new', own); out.replace = 'ok'; } catch (e) { out.replace = e.code; }",
-        "        const dir = p.dirname(own);",
-        "        try { fs.renameSync(dir, dir + '.aside'); fs.renameSync(dir + '.aside', dir); out.moved = 'ok'; } catch (e) { out.moved = e.code; }",
-        "        process.stdout.write(JSON.stringify(out));",
-      ].join("\n") + "\n",
-    );
+    writeFileSync(path.join(dir, "hermit.yaml"), touchManifest(dir));
+    // the same, its manifest kept read-only by its own policy: Landlock narrows the workspace instead
+    mkdirSync(strict);
+    writeFileSync(path.join(strict, "hermit.yaml"), touchManifest(strict, "read: [hermit.yaml]"));
     env = {
       ...process.env as Record<string, string>,
       HOME: path.join(tmp.path, "home"),
@@ -338,6 +319,33 @@ describe("a protected path inside a writable workspace", { skip: ready.skip }, (
     mkdirSync(env.HOME);
   });
   after(() => tmp.cleanup());
+
+  /** A command tool that tries the token, a new file in the workspace, and its own manifest. */
+  function touchManifest(at: string, sandbox?: string): string {
+    const own = `${path.basename(at)}/hermit.yaml`;
+    return [
+      "name: nested",
+      "exports: { tools: [touch] }",
+      "tools:",
+      "  touch:",
+      ...(sandbox ? [`    sandbox: { ${sandbox} }`] : []),
+      "    run:",
+      "      - node",
+      "      - -e",
+      "      - |",
+      "        const fs = require('fs'), p = require('path'), ws = process.env.HERMIT_WORKSPACE;",
+      "        const out = {};",
+      "        try { out.token = fs.readFileSync(p.join(ws, 'shared/.serve/endpoint'), 'utf8'); } catch (e) { out.token = e.code; }",
+      "        try { fs.writeFileSync(p.join(ws, 'new-' + process.pid), 'x'); out.create = 'ok'; } catch (e) { out.create = e.code; }",
+      `        const own = p.join(ws, '${own}'), same = fs.readFileSync(own);`,
+      "        try { fs.appendFileSync(own, '# sandbox: off\\n'); out.manifest = 'ok'; } catch (e) { out.manifest = e.code; }",
+      "        try { out.cwd = process.cwd(); fs.appendFileSync('hermit.yaml', '# sandbox: off\\n'); out.relative = 'ok'; } catch (e) { out.relative = e.code; }",
+      "        try { fs.writeFileSync(own + '.new', same); fs.renameSync(own + '.new', own); out.replace = 'ok'; } catch (e) { out.replace = e.code; }",
+      "        const dir = p.dirname(own);",
+      "        try { fs.renameSync(dir, dir + '.aside'); fs.renameSync(dir + '.aside', dir); out.moved = 'ok'; } catch (e) { out.moved = e.code; }",
+      "        process.stdout.write(JSON.stringify(out));",
+    ].join("\n") + "\n";
+  }
 
   it("an adapter whose service has run is recorded, so its .serve/ is protected everywhere", async () => {
     const r = await runHermit(["tools", served], { cwd: ws, env, timeoutMs: 60_000 });
@@ -377,6 +385,51 @@ describe("a protected path inside a writable workspace", { skip: ready.skip }, (
           ),
         );
       }
+    });
+  }
+
+  for (const flavor of flavors()) {
+    it(`${flavor}: HERMIT_SANDBOX=require runs it only where its manifest stays read-only: refused otherwise, or kept read-only by its own read: line`, async () => {
+      const required = { ...env, HERMIT_SANDBOX: "require" };
+      const before = readFileSync(path.join(dir, "hermit.yaml"), "utf8");
+      const r = await runHermit(["call", dir, "touch"], {
+        flavor,
+        cwd: ws,
+        env: required,
+        timeoutMs: 60_000,
+      });
+      if (flavor === "bin") {
+        // a mount namespace keeps it read-only: nothing is missing
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(JSON.parse(r.stdout).manifest, "EROFS", r.stdout);
+      } else {
+        // no mount namespace: the manifest would be writable, so it is not started
+        assert.equal(r.code, 4, r.stdout + r.stderr);
+        const file = `${dir}/hermit.yaml`.replace(/[.]/g, "\\.");
+        assert.match(
+          r.stdout.trim(),
+          new RegExp(
+            `^refused: tools\\.touch: the sandbox is required \\(sandbox\\.require or HERMIT_SANDBOX=require\\) but ${file} can be changed \\(no mount namespace here to make it read-only: run the compiled hermit where user namespaces are allowed, or add "${file}" to tools\\.touch\\.sandbox\\.read .*\\); it was not started$`,
+          ),
+        );
+        assert.equal(readFileSync(path.join(dir, "hermit.yaml"), "utf8"), before, "the tool did not run");
+      }
+      // the way out the refusal names: Landlock keeps it read-only, narrowing the workspace (said)
+      const s = await runHermit(["call", strict, "touch"], {
+        flavor,
+        cwd: ws,
+        env: required,
+        timeoutMs: 60_000,
+      });
+      assert.equal(s.code, 0, s.stderr);
+      const got = JSON.parse(s.stdout);
+      assert.equal(got.token, "EACCES", s.stdout);
+      assert.equal(got.manifest, flavor === "bin" ? "EROFS" : "EACCES", s.stdout);
+      assert.equal(got.relative, flavor === "bin" ? "EROFS" : "EACCES", s.stdout);
+      assert.notEqual(got.replace, "ok", s.stdout);
+      assert.notEqual(got.moved, "ok", s.stdout);
+      assert.doesNotMatch(readFileSync(path.join(strict, "hermit.yaml"), "utf8"), /^# sandbox: off$/m);
+      if (flavor !== "bin") assert.match(s.stderr, /new entries cannot be made directly in /);
     });
   }
 });

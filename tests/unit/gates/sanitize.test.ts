@@ -19,6 +19,7 @@ import {
   sanitizeValue,
   stripHidden,
 } from "../../../src/gates/sanitize.ts";
+import { defaultIgnorables } from "../../helpers/default_ignorable.ts";
 
 const tags = (s: string) => [...s].map((c) => String.fromCodePoint(0xE0000 + c.codePointAt(0)!)).join("");
 const SCOTLAND = "\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}";
@@ -69,6 +70,18 @@ describe("stripHidden: per Unicode class (what results keep and lose)", () => {
     assert.equal(stripHidden("\u2764\uFE0F\uFE0F\uFE0F"), "\u2764\uFE0F");
   });
 
+  it("strips every default-ignorable character between Latin letters, but the bidi marks and one selector", () => {
+    for (const { c, name } of defaultIgnorables()) {
+      const keeps = /[\u200E\u200F\u061C\uFE00-\uFE0F]/.test(c);
+      assert.equal(stripHidden(`a${c}b`), keeps ? `a${c}b` : "ab", name);
+      assert.equal(
+        stripHidden(`a${c}${c}b`),
+        /[\u200E\u200F\u061C]/.test(c) ? `a${c}${c}b` : keeps ? `a${c}b` : "ab",
+        name,
+      );
+    }
+  });
+
   const kept = [
     "emoji ZWJ sequences: \u{1F469}\u200D\u{1F4BB} \u{1F468}\u200D\u{1F469}\u200D\u{1F467} \u{1F44D}\u{1F3FD}",
     `flags: ${SCOTLAND} ${WALES}`,
@@ -76,6 +89,9 @@ describe("stripHidden: per Unicode class (what results keep and lose)", () => {
     "right-to-left marks: \u05E9\u05DC\u05D5\u05DD\u200F \u0627\u061C",
     "Persian ZWNJ: \u0645\u06CC\u200C\u062E\u0648\u0627\u0647\u0645",
     "an ideographic variation sequence: \u845B\u{E0100}",
+    "Mongolian free variation selectors: \u1820\u180B \u1822\u180F",
+    "a combining grapheme joiner between marks: \u05D1\u05B8\u034F\u05B7",
+    "Hangul syllables with a filler: \u115F\u1161 \u1100\u1160",
   ];
   for (const text of kept) {
     it(`keeps ${text.slice(0, text.indexOf(":"))}`, () => assert.equal(stripHidden(text), text));

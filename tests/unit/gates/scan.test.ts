@@ -18,6 +18,7 @@ import {
   scanTool,
   visible,
 } from "../../../src/gates/scan.ts";
+import { defaultIgnorables } from "../../helpers/default_ignorable.ts";
 import { fixtures } from "../../helpers/hermit.ts";
 
 const read = (...p: string[]) => JSON.parse(readFileSync(path.join(fixtures, ...p), "utf8"));
@@ -62,6 +63,7 @@ describe("scan: pins", () => {
       "zero-width characters",
       "soft hyphens",
       "variation selectors",
+      "default-ignorable characters",
     ]);
   });
 });
@@ -160,7 +162,7 @@ describe("scan: findings", () => {
   });
 
   it("show exactly the characters a hidden-Unicode rule reports", () => {
-    const ranges = [[0, 0xffff], [0xe0000, 0xe01ff]];
+    const ranges = [[0, 0xffff], [0x1bca0, 0x1bca3], [0x1d173, 0x1d17a], [0xe0000, 0xe0fff]];
     for (const [from, to] of ranges) {
       for (let cp = from; cp <= to; cp++) {
         if (cp >= 0xd800 && cp <= 0xdfff) continue; // lone surrogates
@@ -168,6 +170,14 @@ describe("scan: findings", () => {
         const hidden = scanText("c", c).some((f) => f.rule.startsWith("hidden "));
         assert.equal(visible(c).startsWith("<U+"), hidden, `U+${cp.toString(16).toUpperCase()}`);
       }
+    }
+  });
+
+  it("flag every default-ignorable character between Latin letters but one selector", () => {
+    for (const { c, name } of defaultIgnorables()) {
+      const hidden = scanText("c", `a${c}b`).some((f) => f.rule.startsWith("hidden "));
+      assert.equal(hidden, !/[\uFE00-\uFE0F]/.test(c), name);
+      assert.equal(visible(`a${c}${c}b`).includes(`<${name}>`), true, name);
     }
   });
 

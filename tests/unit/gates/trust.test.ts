@@ -15,11 +15,12 @@ import {
   readApproval,
   refusalText,
 } from "../../../src/gates/trust.ts";
-import { MAX_LINES } from "../../../src/gates/approval_text.ts";
+import { escapeUnseen, MAX_LINES } from "../../../src/gates/approval_text.ts";
 import { ManifestError, parseManifest } from "../../../src/manifest/load.ts";
 import { upstreamToolView } from "../../../src/mcp/catalog.ts";
 import { SchemaCache } from "../../../src/mcp/schema_cache.ts";
 import { warmAnswers } from "../../../src/relay/warm.ts";
+import { DEFAULT_IGNORABLE_RANGES, defaultIgnorables } from "../../helpers/default_ignorable.ts";
 import { tempDir } from "../../helpers/tmp.ts";
 
 /** The question, for arguments that can be shown whole. */
@@ -288,7 +289,7 @@ describe("trust: the approval question", () => {
   it("names cut to the same start, or a literal <U+…>, cannot pass for one another", () => {
     const long = "k".repeat(120);
     const q = ask({ server: "s", tool: "t", args: { [long + "a"]: "ok", [long + "b"]: "rm -rf /" } });
-    const names = [...q.message.matchAll(/^ {2}("k+…"\[\d+ more characters, #[0-9a-f]{8}\]):/gm)].map((m) =>
+    const names = [...q.message.matchAll(/^ {2}("k+…"\[\d+ more characters, #[0-9a-f]+\]):/gm)].map((m) =>
       m[1]
     );
     assert.equal(names.length, 2);
@@ -296,6 +297,27 @@ describe("trust: the approval question", () => {
     const spoof = ask({ server: "s", tool: "t", args: { "a<U+200B>b": "x", "a\u200Bb": "y" } });
     assert.match(spoof.message, /"a<U\+003C>U\+200B>b": "x"/);
     assert.match(spoof.message, /"a<U\+200B>b": "y"/);
+  });
+
+  it("names chosen to collide under a 32-bit FNV-1a fingerprint are still told apart", () => {
+    const fnv1a32 = (s: string) => {
+      let h = 0x811c9dc5;
+      for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+      return h;
+    };
+    const [a, b] = ["k".repeat(100) + "x549599", "k".repeat(100) + "x712382"];
+    assert.equal(fnv1a32(a), fnv1a32(b), "a real FNV-1a-32 collision");
+    // and two names a UTF-8 encoding would make one (lone surrogates)
+    const [c, d] = ["k".repeat(100) + "\uD800", "k".repeat(100) + "\uD801"];
+    for (const [x, y] of [[a, b], [c, d]]) {
+      const q = ask({ server: "s", tool: "t", args: { [x]: "ok", [y]: "rm -rf /" } });
+      const marks = [...q.message.matchAll(/^ {2}"k+…"\[\d+ more characters?, #([0-9a-f]+)\]:/gm)].map((m) =>
+        m[1]
+      );
+      assert.equal(marks.length, 2, q.message);
+      assert.ok(marks.every((m) => m.length >= 16), `at least 64 bits: ${marks}`);
+      assert.notEqual(marks[0], marks[1]);
+    }
   });
 
   it("arguments too many or too deep to show whole are not asked about: refused", () => {
@@ -341,6 +363,32 @@ describe("trust: the approval question", () => {
     assert.match(q.message, /the tool 'wr<U\+202E>ite'/);
     const all = ask({ server: "s", tool: "t", args: { v: hidden.join("") } });
     for (const c of hidden) assert.ok(!all.message.includes(c), `raw U+${c.codePointAt(0)!.toString(16)}`);
+  });
+});
+
+describe("trust: every default-ignorable character is shown escaped in the question", () => {
+  for (const [from, to] of DEFAULT_IGNORABLE_RANGES) {
+    const range = [from, to].map((cp) => cp.toString(16).toUpperCase().padStart(4, "0")).join("–");
+    it(`U+${range}`, () => {
+      for (let cp = from; cp <= to; cp++) {
+        const c = String.fromCodePoint(cp);
+        const name = `<U+${cp.toString(16).toUpperCase().padStart(4, "0")}>`;
+        assert.equal(escapeUnseen(`a${c}b`), `a${name}b`);
+      }
+    });
+  }
+
+  it("in names and values, whatever the runtime's own Unicode tables say", () => {
+    const all = [...defaultIgnorables()].map((d) => d.c).join("");
+    const q = ask({ server: "s", tool: "t", args: { [`k${all.slice(0, 40)}`]: all } });
+    for (const { c, name } of defaultIgnorables()) assert.ok(!q.message.includes(c), `raw ${name}`);
+    // the runtime's property (its Unicode version) adds nothing the list misses
+    const runtime = /\p{Default_Ignorable_Code_Point}/u;
+    for (let cp = 0; cp <= 0x10FFFF; cp++) {
+      if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+      const c = String.fromCodePoint(cp);
+      if (runtime.test(c)) assert.notEqual(escapeUnseen(c), c, `U+${cp.toString(16).toUpperCase()}`);
+    }
   });
 });
 

@@ -9,10 +9,12 @@ import {
   type Capabilities,
   enforcement,
   failureHint,
+  launchGaps,
   refusalLine,
   summary,
   warningLine,
 } from "../../../src/sandbox/enforcement.ts";
+import { refusal } from "../../../src/sandbox/launcher.ts";
 import type { Policy } from "../../../src/sandbox/policy.ts";
 
 const linux = (over: Partial<Capabilities> = {}): Capabilities => ({
@@ -109,6 +111,42 @@ describe("warnings, refusals and hints", () => {
     assert.match(
       refusalLine("mcp_servers.x", e),
       /^refused: mcp_servers\.x: the sandbox is required \(sandbox\.require or HERMIT_SANDBOX=require\) but files are not confined .*; it was not started$/,
+    );
+  });
+
+  it("under require, a policy file no mount could keep read-only refuses; a narrowed directory does not", () => {
+    const plan = (require: boolean) => ({
+      label: "tools.t",
+      fs: [{ path: "/", level: "read" as const }],
+      network: { mode: "all" as const },
+      require,
+    });
+    const found = { caps: linux({ namespace: false }), narrowed: ["/w"] };
+    // a directory narrowed to its existing entries: what it leads to stays protected (said, not refused)
+    assert.equal(refusal(plan(true), found), undefined);
+    const writable = { ...found, writable: ["/w/a/hermit.yaml"] };
+    assert.equal(refusal(plan(false), writable), undefined);
+    assert.equal(
+      refusal(plan(true), writable),
+      '/w/a/hermit.yaml can be changed (no mount namespace here to make it read-only: run the compiled hermit where user namespaces are allowed, or add "/w/a/hermit.yaml" to tools.t.sandbox.read to keep it read-only and the directories above it to their existing entries)',
+    );
+    // with what enforcement misses, both
+    assert.match(
+      refusal(plan(true), { ...writable, caps: linux({ landlockAbi: 0 }) })!,
+      /^files are not confined .*; \/w\/a\/hermit\.yaml can be changed/,
+    );
+    const gaps = launchGaps("tools.t", {
+      narrowed: ["/w"],
+      writable: ["/w/a/hermit.yaml", "/w/a/hermit.lock"],
+    });
+    assert.deepEqual(gaps.map((g) => g.refuses), [false, true]);
+    assert.match(
+      gaps[0].phrase,
+      /^new entries cannot be made directly in \/w \(they lead to a protected path/,
+    );
+    assert.match(
+      gaps[1].phrase,
+      /^\/w\/a\/hermit\.yaml, \/w\/a\/hermit\.lock can be changed \(no mount namespace here to make them read-only: .* add "\/w\/a\/hermit\.yaml", "\/w\/a\/hermit\.lock" to tools\.t\.sandbox\.read /,
     );
   });
 
