@@ -1,6 +1,6 @@
 /**
  * What runs, under the wrappers: the shell interpreters, and peeling `env`, `timeout`, `nice`,
- * `nohup`, `stdbuf`, `sudo`, `command`, `exec` and similar wrappers (with their options and
+ * `nohup`, `stdbuf`, `sudo`, `command`, `builtin`, `exec` and similar wrappers (with their options and
  * `NAME=value` prefixes) off the front of an argv, so screening (gate 1) sees the program that
  * really runs (Hermes skips this: its open #63904). A shell behind a wrapper hermit does not know
  * is still found when it is given a command flag (`… sh -c '…'`, `… cmd /c …`). Pure.
@@ -45,6 +45,7 @@ const WRAPPERS: Record<string, WrapperSpec> = {
   ),
   doas: spec("-u -C"),
   command: spec(""),
+  builtin: spec(""),
   exec: spec("-a"),
   setsid: spec(""),
   time: spec("-f --format -o --output"),
