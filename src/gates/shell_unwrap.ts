@@ -65,6 +65,10 @@ const WRAPPERS: Record<string, WrapperSpec> = {
   busybox: spec(""),
 };
 
+/** The wrapper named `name`, if it is one (`constructor` is not: only the table's own keys). */
+const wrapperOf = (name: string): WrapperSpec | undefined =>
+  Object.hasOwn(WRAPPERS, name) ? WRAPPERS[name] : undefined;
+
 export function baseName(cmd: string): string {
   return cmd.split(/[\\/]/).pop()!.toLowerCase();
 }
@@ -122,7 +126,7 @@ export function unwrap(argv: readonly string[]): { argv: string[]; wrappers: str
   const wrappers: string[] = [];
   for (let guard = 0; guard < 32 && rest.length > 0; guard++) {
     const name = baseName(rest[0]).replace(/\.exe$/, "");
-    const w = WRAPPERS[name];
+    const w = wrapperOf(name);
     if (!w) break;
     wrappers.push(name);
     rest = rest.slice(1);
@@ -145,7 +149,7 @@ export function unwrap(argv: readonly string[]): { argv: string[]; wrappers: str
       }
     }
     rest = skipAssignments(rest);
-    if (viaShell && rest.length && !isShell(rest[0]) && !WRAPPERS[baseName(rest[0]).replace(/\.exe$/, "")]) {
+    if (viaShell && rest.length && !isShell(rest[0]) && !wrapperOf(baseName(rest[0]).replace(/\.exe$/, ""))) {
       rest = ["sh", "-c", rest.join(" ")];
     }
   }
