@@ -10,43 +10,65 @@
  * substitutions, `eval`, `find -exec` and base64 tokens (`echo … | base64 -d | sh`) are followed;
  * the arguments after a `-c` script are its positional parameters, read where it expands them
  * (`sh -c '"$@"' _ curl …`), and `${X:-word}` is read as its word (shell_expand.ts); text handed
- * to a shell on standard input (`echo 'curl …' | sh`) is read as a script, and the arguments of a
- * call to a function the script defines as a command (its body may run `"$@"`).
- * cmd and PowerShell payloads are searched as text, as Hermes does. This is the first line; the
- * sandbox is the wall, so no attempt is made to out-guess every encoding. Pure: argv in, verdict
- * out.
+ * to a shell on standard input (`echo 'curl …' | sh`, here-documents, `sh <(echo …)`) is read as
+ * a script, and the arguments of a call to a function the script defines as a command (its body
+ * may run `"$@"`). What a payload runs out of screening's sight is refused as `opaque`
+ * (shell_opaque.ts): a command name split by a custom `IFS` or set by `read`, and a shell reading
+ * a script that is not in the manifest from its standard input (`bash -s`, `prog | sh`); a shape
+ * screening recognizes is reported before it. cmd and PowerShell payloads are searched as text,
+ * as Hermes does. This is the first line; the sandbox is the wall, so no attempt is made to
+ * out-guess every encoding. Pure: argv in, verdict out.
  */
 import {
   commandsRun,
   definedFunctions,
   installsCrontab,
   readsScriptFromStdin,
+  scriptsRun,
   textHandedOn,
   writtenFiles,
 } from "./shell_effects.ts";
-import { expandText, expandWord, type ShellParams, updateParams, usesParameterList } from "./shell_expand.ts";
+import {
+  expandBraces,
+  expandText,
+  expandWord,
+  noParams,
+  noteLoop,
+  type ShellParams,
+  updateParams,
+  usesParameterList,
+} from "./shell_expand.ts";
+import {
+  globbedTool,
+  type Resolved,
+  runsStdin,
+  scriptSubstitution,
+  STDIN_SCRIPT,
+  substitutionScript,
+  unreadCommand,
+  unreadStdin,
+} from "./shell_opaque.ts";
+import {
+  decodeBase64Tokens,
+  EGRESS_PATTERN,
+  EGRESS_TOOLS,
+  type Finding,
+  findingReason,
+  IOC_SUBSTRINGS,
+  opaque,
+  PERSISTENCE_PATTERN,
+  type RefusalShape,
+  settled,
+  TEXT_SHELLS,
+  textFinding,
+  unescapeText,
+  worse,
+} from "./screen_shapes.ts";
 import { ASSIGNMENT, baseName, findShell, splitCommand, unwrap } from "./shell_unwrap.ts";
 import { parseShell, type Redirect, type SimpleCommand } from "./shell_words.ts";
 
+export { EGRESS_PATTERN, EXFIL_HINT_PATTERN, IOC_SUBSTRINGS, PERSISTENCE_PATTERN } from "./screen_shapes.ts";
 export { SHELL_INTERPRETERS, splitCommand, unwrap } from "./shell_unwrap.ts";
-
-/** Substrings that refuse an entry outright (hermes.md section 15); compared case-insensitively. */
-export const IOC_SUBSTRINGS = [
-  "AAAAC3NzaC1lZDI1NTE5AAAAICBoh1oDC4DnsO1m5mJ4yfEKrQebaFh",
-  "hermes-0day",
-  "60.165.167.",
-  "118.182.244.156",
-  "61.178.123.196",
-] as const;
-
-/** Hermes's `_EGRESS_PATTERN`, plus PowerShell aliases and .NET clients, Windows download tools, telnet, /dev/udp. */
-export const EGRESS_PATTERN =
-  /(?<![\w.-])(?:curl|wget|nc|ncat|socat|telnet|iwr|irm|bitsadmin)(?![\w.-])|\/dev\/(?:tcp|udp)\/|\bInvoke-WebRequest\b|\bInvoke-RestMethod\b|\bStart-BitsTransfer\b|\b(?:System\.)?Net\.(?:WebClient|Http\.HttpClient|Sockets\.TcpClient)\b|\bcertutil\b.*-urlcache|\bopenssl\s+s_client\b/i;
-/** Hermes's `_EXFIL_HINT_PATTERN`: only adds words to the reason. */
-export const EXFIL_HINT_PATTERN = /\.env\b|--data-binary|--data-raw|\b-X\s+POST\b|\bPOST\b|<\s*[^\s]+/;
-/** Hermes's `_PERSISTENCE_PATTERN`, plus the other login files, preload, autostart and scheduled tasks. */
-export const PERSISTENCE_PATTERN =
-  /authorized_keys|\.ssh\/|\/etc\/ssh\b|\/etc\/pam\.d\b|pam_[\w-]+\.so|\/etc\/sudoers|\/etc\/cron|crontab\b|\/etc\/rc\.local|\/etc\/systemd|\.bashrc\b|\.bash_profile\b|\.profile\b|\.zshrc\b|\.zprofile\b|\/etc\/profile\b|\/etc\/ld\.so\.preload|\.config\/autostart|\/Library\/Launch(?:Agents|Daemons)|\\CurrentVersion\\Run|\bschtasks\b|\$PROFILE\b/i;
 
 export interface ScreenInput {
   /** The command as written (may hold arguments: Hermes splits it with shlex). */
@@ -58,42 +80,10 @@ export interface ScreenInput {
 
 export type ScreenVerdict = { refused: false } | {
   refused: true;
-  shape: "ioc" | "egress" | "persistence";
+  shape: RefusalShape;
   reason: string;
 };
 
-/** Text hidden in base64 tokens of a payload (UTF-8 or UTF-16LE, as PowerShell encodes it). */
-function decodeBase64Tokens(script: string): string {
-  const out: string[] = [];
-  for (const m of script.matchAll(/[A-Za-z0-9+/]{16,}={0,2}/g)) {
-    let bytes: Uint8Array;
-    try {
-      bytes = Uint8Array.from(
-        atob(m[0].length % 4 ? m[0].slice(0, m[0].length - (m[0].length % 4)) : m[0]),
-        (c) => c.charCodeAt(0),
-      );
-    } catch {
-      continue;
-    }
-    for (const enc of ["utf-8", "utf-16le"]) {
-      const text = new TextDecoder(enc).decode(bytes);
-      if (/^[\t\n\r\x20-\x7e]+$/.test(text)) out.push(text);
-    }
-  }
-  return out.join("\n");
-}
-
-type Shape = "egress" | "persistence";
-interface Finding {
-  shape: Shape;
-  /** What matched: `curl`, `/dev/tcp/`, `.bashrc`, … */
-  what: string;
-  /** Found only after decoding base64. */
-  encoded: boolean;
-}
-
-/** Shells whose payload is not POSIX shell (cmd, PowerShell): searched as text, as Hermes does. */
-const TEXT_SHELLS = /^(?:cmd|powershell|pwsh)(?:\.exe)?$/;
 /** How deep nested shells, substitutions and `eval`s are followed. */
 const MAX_DEPTH = 8;
 const DEV_NET = /\/dev\/(?:tcp|udp)\//i;
@@ -104,7 +94,6 @@ const RESERVED = new Set(
   "if then else elif fi do done while until case esac for select function coproc { } ! [[ ]]".split(" "),
 );
 const DECLARERS = new Set(["export", "local", "declare", "typeset", "readonly"]);
-const NO_PARAMS = (): ShellParams => ({ vars: new Map(), positional: [] });
 /** A POSIX shell's "run this": `-c`, `-lc`, `-xec`, … */
 const POSIX_COMMAND_FLAG = /^-[a-zA-Z]*c[a-zA-Z]*$/;
 
@@ -112,23 +101,12 @@ function screenArgv(argv: readonly string[]): ScreenVerdict {
   const { argv: inner, wrappers } = unwrap(argv);
   const found = findShell(inner);
   if (!found) return { refused: false };
-  const f = shellFinding(found.shell, found.script, 0);
+  // a shell with no script reads it from its standard input: the call's arguments, the host's messages
+  const f = shellFinding(found.shell, found.script, 0) ??
+    (readsScriptFromStdin(inner) ? opaque(STDIN_SCRIPT, false) : undefined);
   if (!f) return { refused: false };
   const via = wrappers.length ? ` (via ${wrappers.join(", ")})` : "";
-  const note = f.encoded ? " (base64-encoded)" : "";
-  if (f.shape === "egress") {
-    const exfil = EXFIL_HINT_PATTERN.test(found.script.join(" ")) ? " and exfiltration-shaped arguments" : "";
-    return {
-      refused: true,
-      shape: "egress",
-      reason: `${found.shell}${via} payload has network egress ('${f.what}')${note}${exfil}`,
-    };
-  }
-  return {
-    refused: true,
-    shape: "persistence",
-    reason: `${found.shell}${via} payload writes to ${f.what}${note} (the hermes-0day backdoor shape)`,
-  };
+  return { refused: true, shape: f.shape, reason: findingReason(`${found.shell}${via}`, f, found.script) };
 }
 
 /** What a shell run with `args` would do that screening refuses. */
@@ -140,34 +118,10 @@ function shellFinding(shell: string, args: readonly string[], depth: number): Fi
   const flag = args.findIndex((a) => POSIX_COMMAND_FLAG.test(a) || a === "--command");
   const at = flag < 0 ? -1 : args.findIndex((a, i) => i > flag && !/^[-+]/.test(a));
   if (at < 0) return undefined;
-  const params: ShellParams = { vars: new Map(), positional: args.slice(at + 1) };
-  const f = scriptFinding(args[at], params, depth, false);
+  const f = scriptFinding(args[at], noParams(args.slice(at + 1)), depth, false);
   // a script that runs its parameter list in a way this reading loses: the list as a command
-  if (f || !usesParameterList(args[at])) return f;
-  return argvFinding(unwrap(args.slice(at + 2)).argv, [], depth + 1, false);
-}
-
-/** cmd's `^` and PowerShell's backtick escape letters; an empty pair of quotes joins words. */
-function unescapeText(shell: string, text: string): string {
-  const joined = text.replace(/""|''/g, "");
-  return shell.startsWith("cmd") ? joined.replace(/\^(.)/g, "$1") : joined.replace(/`([A-Za-z])/g, "$1");
-}
-
-/** cmd and PowerShell payloads: the shapes anywhere in the text, then in its base64 tokens. */
-function textFinding(text: string): Finding | undefined {
-  for (const [t, encoded] of [[text, false], [decodeBase64Tokens(text), true]] as const) {
-    const egress = EGRESS_PATTERN.exec(t);
-    if (egress) return { shape: "egress", what: egress[0], encoded };
-    const persist = PERSISTENCE_PATTERN.exec(t);
-    if (persist) return { shape: "persistence", what: persist[0], encoded };
-  }
-  return undefined;
-}
-
-/** One simple command as it runs: words expanded, wrappers peeled off. */
-interface Resolved {
-  argv: string[];
-  redirects: Redirect[];
+  if (settled(f) || !usesParameterList(args[at])) return f;
+  return worse(f, argvFinding(unwrap(args.slice(at + 2)).argv, [], depth + 1, false));
 }
 
 /** A POSIX shell script: each simple command, each substitution, and what hides in base64. */
@@ -181,22 +135,25 @@ function scriptFinding(
   const parsed = parseShell(script);
   const positional = [...params.positional];
   const resolved: Resolved[] = [];
+  let found: Finding | undefined;
   for (const c of parsed.commands) {
-    const f = commandFinding(c, params, depth, encoded, resolved);
-    if (f) return f;
+    found = worse(found, commandFinding(c, params, depth, encoded, resolved));
+    if (settled(found)) return found;
   }
-  const f = handedOnFinding(script, resolved, depth, encoded);
-  if (f) return f;
-  const inner = { vars: params.vars, positional };
-  for (const sub of parsed.substitutions) {
-    const f = scriptFinding(sub, inner, depth + 1, encoded);
-    if (f) return f;
+  found = worse(found, handedOnFinding(script, resolved, depth, encoded));
+  const inner = { ...params, positional };
+  for (const sub of settled(found) ? [] : parsed.substitutions) {
+    found = worse(found, scriptFinding(sub, inner, depth + 1, encoded));
+    if (settled(found)) return found;
   }
-  const decoded = encoded ? "" : decodeBase64Tokens(script);
-  return decoded ? scriptFinding(decoded, inner, depth + 1, true) : undefined;
+  const decoded = encoded || settled(found) ? "" : decodeBase64Tokens(script);
+  return worse(found, decoded ? scriptFinding(decoded, inner, depth + 1, true) : undefined);
 }
 
-/** What a script hands to a shell on standard input, and what it passes to its own functions. */
+/**
+ * What a script hands to a shell on standard input or as `<(…)`, and what it passes to its own
+ * functions; a shell whose script is not in the manifest is opaque.
+ */
 function handedOnFinding(
   script: string,
   resolved: readonly Resolved[],
@@ -204,18 +161,29 @@ function handedOnFinding(
   encoded: boolean,
 ): Finding | undefined {
   const functions = definedFunctions(script);
-  const stdinShell = resolved.some((r) => readsScriptFromStdin(r.argv));
+  const stdinAt = resolved.flatMap((r, i) => runsStdin(r) ? [i] : []);
+  let found: Finding | undefined;
   for (const r of resolved) {
     if (functions.has(r.argv[0])) {
-      const f = argvFinding(unwrap(r.argv.slice(1)).argv, [], depth + 1, encoded);
-      if (f) return f;
+      found = worse(found, argvFinding(unwrap(r.argv.slice(1)).argv, [], depth + 1, encoded));
     }
-    for (const text of stdinShell ? textHandedOn(r.argv, r.redirects) : []) {
-      const f = scriptFinding(text, NO_PARAMS(), depth + 1, encoded);
-      if (f) return f;
+    const sub = scriptSubstitution(r);
+    const subScript = sub === undefined ? undefined : substitutionScript(sub);
+    if (sub !== undefined && subScript === undefined) {
+      found = worse(found, opaque(`a script from '${sub}'`, encoded));
     }
+    const texts = [
+      ...(stdinAt.length ? textHandedOn(r.argv, r.redirects) : []),
+      ...(subScript ? [subScript] : []),
+    ];
+    for (const text of texts) found = worse(found, scriptFinding(text, noParams(), depth + 1, encoded));
+    if (settled(found)) return found;
   }
-  return undefined;
+  for (const i of stdinAt) {
+    const why = unreadStdin(resolved, i);
+    if (why) found = worse(found, opaque(why, encoded));
+  }
+  return found;
 }
 
 function commandFinding(
@@ -227,21 +195,46 @@ function commandFinding(
 ): Finding | undefined {
   // variables the script set (`F=~/.bashrc; echo x >> $F`) and its parameters are followed
   const vars = params.vars;
-  let words = c.words.flatMap((w) => expandWord(w, params));
+  const raw = c.words.flatMap(expandBraces);
+  const expanded = raw.map((w) => expandWord(w, params));
+  let words = expanded.flat();
+  /** The word each one was expanded from, when it holds an expansion. */
+  let origins = expanded.flatMap((ws, k) => ws.map(() => /[$`]/.test(raw[k]) ? raw[k] : undefined));
+  const drop = (n: number) => [words, origins] = [words.slice(n), origins.slice(n)];
   const redirects = c.redirects.map((r) => ({ op: r.op, target: expandText(r.target, params) }));
   const dev = [...words, ...redirects.map((r) => r.target)].map((w) => DEV_NET.exec(w)).find((m) => m);
   if (dev) return { shape: "egress", what: dev[0], encoded };
-  while (words.length && RESERVED.has(words[0])) words = words.slice(1);
-  const assign = (w: string) => vars.set(w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1));
-  while (words.length && ASSIGNMENT.test(words[0])) assign(words.shift()!);
+  noteLoop(words, params);
+  while (words.length && RESERVED.has(words[0])) drop(1);
+  const ifs = vars.get("IFS");
+  const assign = (w: string) => {
+    vars.set(w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1));
+    params.unseen.delete(w.slice(0, w.indexOf("=")));
+  };
+  for (; words.length && ASSIGNMENT.test(words[0]); drop(1)) assign(words[0]);
+  // `IFS=, read …` sets IFS for that one command
+  if (words.length && vars.get("IFS") !== ifs) ifs === undefined ? vars.delete("IFS") : vars.set("IFS", ifs);
   if (words.length && DECLARERS.has(words[0])) {
-    words.slice(1).filter((w) => ASSIGNMENT.test(w)).forEach(assign);
-    words = [];
+    // `declare -n R=X`: R is X under another name, which this reading does not follow
+    const nameref = words.some((w) => /^-[a-zA-Z]*n/.test(w));
+    for (const w of words.slice(1).filter((w) => ASSIGNMENT.test(w))) {
+      nameref ? params.unseen.add(w.slice(0, w.indexOf("="))) : assign(w);
+    }
+    drop(words.length);
   }
   updateParams(words, params);
   const argv = unwrap(words).argv;
-  resolved.push({ argv, redirects });
-  return argvFinding(argv, redirects, depth, encoded);
+  const origin = words.length >= argv.length && argv.length ? origins[words.length - argv.length] : undefined;
+  resolved.push({ argv, redirects, piped: !!c.piped, words });
+  let f = argvFinding(argv, redirects, depth, encoded);
+  // a loop variable as the command: each word it takes
+  const loop = origin && /^\$\{?([A-Za-z_]\w*)\}?$/.exec(origin);
+  for (const item of loop ? (params.loops.get(loop[1]) ?? []).slice(0, 16) : []) {
+    if (settled(f)) break;
+    f = worse(f, argvFinding(unwrap([item, ...argv.slice(1)]).argv, redirects, depth, encoded));
+  }
+  const why = settled(f) || !argv.length ? undefined : unreadCommand(argv[0], origin, params);
+  return worse(f, why ? opaque(why, encoded) : undefined);
 }
 
 function argvFinding(
@@ -261,10 +254,14 @@ function argvFinding(
     const f = shellFinding(shell.shell, shell.script, depth + 1);
     if (f) return { ...f, encoded: f.encoded || encoded };
   }
-  const name = baseName(argv[0]).replace(/\.exe$/, "");
-  const egress = EGRESS_COMMAND.exec([name, ...argv.slice(1)].join(" "));
-  if (egress) return { shape: "egress", what: egress[0], encoded };
-  if (name === "eval") return scriptFinding(argv.slice(1).join(" "), NO_PARAMS(), depth + 1, encoded);
+  // `nc.openbsd` and `nc.traditional` are netcat's names on Debian and Ubuntu
+  const name = baseName(argv[0]).replace(/\.exe$/, "").replace(/^nc\.(?:openbsd|traditional)$/, "nc");
+  const egress = EGRESS_COMMAND.exec([name, ...argv.slice(1)].join(" ")) ?? [globbedTool(name, EGRESS_TOOLS)];
+  if (egress[0]) return { shape: "egress", what: egress[0], encoded };
+  for (const script of scriptsRun(argv)) {
+    const f = scriptFinding(script, noParams(), depth + 1, encoded);
+    if (f) return f;
+  }
   for (const sub of commandsRun(argv)) {
     const f = argvFinding(unwrap(sub).argv, [], depth + 1, encoded);
     if (f) return f;

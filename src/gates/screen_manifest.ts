@@ -6,11 +6,12 @@
  */
 import type { CommandTool, Manifest, Upstream } from "../manifest/types.ts";
 import { screen, type ScreenVerdict } from "./screen.ts";
+import type { RefusalShape } from "./screen_shapes.ts";
 
 export interface Refusal {
   /** `mcp_servers.<name>` or `tools.<name>`. */
   where: string;
-  shape: "ioc" | "egress" | "persistence";
+  shape: RefusalShape;
   reason: string;
 }
 

