@@ -2,8 +2,7 @@
  * `hermit add` killed outright while it fetches a catalog entry's package into npm's cache: the
  * fetch runs in a watched process group like every server hermit starts, so the watchdog ends it
  * (npx and what npx started), and hermit.yaml is written only once the entry ran, so it is left as
- * it was. Its own file: the catalog tests run hermit's gateway inside the test process, which then
- * watches processes itself, and this test is about what the compiled binary does alone.
+ * it was. The fake npx stands in for a slow download (a real one's timing is the network's).
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -26,8 +25,7 @@ tools:
 
 describe("hermit add, killed", () => {
   it("kill -9 of hermit add while it fetches a package: the fetch (npx and what it started) goes too, hermit.yaml is as it was", async () => {
-    // A stand-in for npx that is slow to download (a real one's timing is the network's): it
-    // records its pid and its child's, then waits. Found first on PATH, as npx would be.
+    // npx, found first on PATH: records its pid and its child's, then waits
     const tmp = tempDir();
     const reaper = new Reaper();
     try {
