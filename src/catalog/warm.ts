@@ -6,15 +6,18 @@
  * afterwards (never a bin of the package): no code of the package runs. It runs in a private new
  * directory holding an empty `package.json`, so that directory is npm's project: no project
  * `.npmrc` of anyone else's (a shared /tmp, the user's project) can set npm's `script-shell` or
- * anything else for it, and no `node_modules` can answer for the package. POSIX only (on Windows
- * npx is a `.cmd`; the start there needs a warm cache as before).
+ * anything else for it, and no `node_modules` can answer for the package. npx runs in a process
+ * group of its own under the watchdog, like every server hermit starts: a `kill -9` of `hermit add`
+ * takes the download with it. POSIX only (on Windows npx is a `.cmd`; the start there needs a warm
+ * cache as before).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import process from "node:process";
-import { runForOutput } from "../platform/run_output.ts";
 import { which } from "../platform/which.ts";
+import { spawnInGroup } from "../process/group.ts";
+import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
 import type { CatalogEntry } from "./entries.ts";
 
 /** Does starting `entry` confined need its package in npm's cache already? */
@@ -33,14 +36,22 @@ export async function warmNpmCache(entry: CatalogEntry): Promise<string | undefi
   const npx = which("npx");
   if (!npx) return "npx is not on PATH";
   const pkg = `${entry.package}@${entry.version}`;
-  const env: Record<string, string | undefined> = { ...process.env, npm_config_ignore_scripts: "true" };
-  delete env.npm_config_offline;
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && k !== "npm_config_offline") env[k] = v;
+  }
+  env.npm_config_ignore_scripts = "true";
   const project = mkdtempSync(path.join(tmpdir(), "hermit-fetch-")); // 0700: only ours
+  enableWatchdog();
   try {
     writeFileSync(path.join(project, "package.json"), "{}\n");
-    const r = await runForOutput(warmArgv(npx, pkg, process.execPath), { env, cwd: project });
-    return r.code === 0 ? undefined : `fetching ${pkg} into the npm cache failed (npx exited ${r.code})`;
+    const [file, ...args] = warmArgv(npx, pkg, process.execPath);
+    const group = spawnInGroup(file, args, { env, cwd: project, stdio: ["ignore", "ignore", "inherit"] });
+    const status = await group.exited;
+    await group.stop(); // anything it left running
+    return status.code === 0 ? undefined : `fetching ${pkg} into the npm cache failed (npx ${status.reason})`;
   } finally {
+    await disableWatchdog();
     rmSync(project, { recursive: true, force: true });
   }
 }

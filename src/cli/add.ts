@@ -1,9 +1,10 @@
 /**
  * `hermit add DIR NAME`: add a catalog entry to an adapter — spliced into hermit.yaml with its
  * comments kept, its tools appended to exports.tools — then start it once (its package fetched into
- * npm's cache first when it runs without a network, `catalog/warm.ts`) and write its entry in
- * hermit.lock (the whole lock when there was none). If it does not start, hermit.yaml is put back
- * as it was. Exit 0 added, 2 bad input or a name in the way, 3 it did not start, 4 refused.
+ * npm's cache first when it runs without a network, `catalog/warm.ts`) from the planned manifest
+ * and, once it ran, write hermit.yaml and its entry in hermit.lock (the whole lock when there was
+ * none). If it does not start, hermit.yaml is never touched. Exit 0 added, 2 bad input or a name
+ * in the way, 3 it did not start, 4 refused.
  */
 import { type Command, Option } from "@commander-js/extra-typings";
 import { readFileSync, realpathSync } from "node:fs";
@@ -61,31 +62,25 @@ export function registerAdd(program: Command, setExit: SetExit): void {
       }
       const root = opts.root && !opts.root.includes("${") ? path.resolve(opts.root) : opts.root;
       const plan = planAdd(before, given, adapterDir, entry, { ...opts, root });
-      writeFileAtomic(file, plan.text, { preserve: true });
+      // confined without a network, npx answers from npm's cache only: fill it first
+      const { needsWarmCache, warmNpmCache } = await import("../catalog/warm.ts");
+      const warm = needsWarmCache(entry) ? await warmNpmCache(entry) : undefined;
       const { collectLock } = await import("../lock/run.ts");
       const { readLockState, writeLock } = await import("../lock/file.ts");
       const { renderLockRun, lockRunJson } = await import("../lock/report.ts");
       const m = plan.loaded!.manifest;
-      let run;
-      // confined without a network, npx answers from npm's cache only: fill it first
-      const { needsWarmCache, warmNpmCache } = await import("../catalog/warm.ts");
-      const warm = needsWarmCache(entry) ? await warmNpmCache(entry) : undefined;
-      try {
-        const locked = readLockState(adapterDir).kind === "ok";
-        run = await collectLock(m, {
-          versions: "manifest",
-          only: locked ? [plan.server] : undefined,
-          verbose: opts.verbose,
-        });
-      } catch (err) {
-        writeFileAtomic(file, before, { preserve: true });
-        throw err;
-      }
-      const locked = run.next.servers[plan.server]?.tools ?? {};
-      const absent = (opts.tools ?? entry.include).filter((t) => !Object.hasOwn(locked, t));
+      // started from the planned manifest in memory: hermit.yaml is written only once it ran, so
+      // nothing (a failed start, a kill -9 during the download) leaves it half-changed
+      const locked = readLockState(adapterDir).kind === "ok";
+      const run = await collectLock(m, {
+        versions: "manifest",
+        only: locked ? [plan.server] : undefined,
+        verbose: opts.verbose,
+      });
+      const added = run.next.servers[plan.server]?.tools ?? {};
+      const absent = (opts.tools ?? entry.include).filter((t) => !Object.hasOwn(added, t));
       const shown = shellQuote(adapterDir === process.cwd() ? "." : displayPath(adapterDir));
       if (run.failures.length || absent.length) {
-        writeFileAtomic(file, before, { preserve: true });
         const why = run.failures.map((f) => `mcp_servers.${f.server} did not start: ${f.why}`);
         if (warm && run.failures.length) why.push(warm);
         if (absent.length && !run.failures.length) why.push(`the server does not offer ${absent.join(", ")}`);
@@ -94,6 +89,7 @@ export function registerAdd(program: Command, setExit: SetExit): void {
         );
         return setExit(Exit.problems);
       }
+      writeFileAtomic(file, plan.text, { preserve: true });
       writeLock(adapterDir, run.next);
       if (opts.json) {
         await printJson({

@@ -21,6 +21,7 @@ import {
   escapesOf,
   follower,
   isRegistered,
+  prepareGroup,
   registeredGroups,
   registerGroup,
   stopEscapes,
@@ -62,6 +63,7 @@ export class ProcessGroup {
     this.command = command;
     const windows = process.platform === "win32";
     const stdio = opts.stdio ?? ["pipe", "pipe", "pipe"];
+    prepareGroup();
     try {
       const plan = windows
         ? windowsSpawnPlan(command, args, comspecOf(opts.env))

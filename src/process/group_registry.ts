@@ -25,7 +25,8 @@ const FOLLOW_MS = process.platform === "linux" ? 100 : 500;
 /** How long a stop waits for SIGKILLed groups to empty. */
 const KILL_WAIT_MS = 2000;
 
-type Listener = (event: "add" | "remove", pgid: number) => void;
+/** "prepare": a group is about to be spawned (no pgid yet: 0); "add"/"remove": it started / is gone. */
+type Listener = (event: "prepare" | "add" | "remove", pgid: number) => void;
 const listeners = new Set<Listener>();
 const groups = new Set<ProcessGroup>();
 /** Escaped groups: pgid → the group whose lineage it left (undefined: an adopted orphan). */
@@ -39,6 +40,15 @@ let escapePoll: ReturnType<typeof setInterval> | undefined;
 export function onGroupChange(listener: Listener): () => void {
   listeners.add(listener);
   return () => listeners.delete(listener);
+}
+
+/**
+ * A group is about to be spawned: listeners get ready before its first instruction runs (the
+ * watchdog starts now, not after the child: a child that is quick, or a hermit descheduled on a
+ * busy machine, must not see hermit killed while no watchdog exists to hear of it).
+ */
+export function prepareGroup(): void {
+  for (const l of listeners) l("prepare", 0);
 }
 
 /** A group that has started (one without a pgid never did): watched until `unregisterGroup`. */

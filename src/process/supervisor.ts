@@ -1,6 +1,7 @@
 /**
- * The link between a running hermit and its watchdog: on the first child group it starts one
- * watchdog supervisor in its own session and tells it about every group that starts or ends. If
+ * The link between a running hermit and its watchdog: before the first child group is spawned it
+ * starts one watchdog supervisor in its own session, and tells it about every group that starts or
+ * ends (a group the moment its pid is known: only one pipe write after the spawn returns). If
  * hermit is killed outright, the watchdog sees EOF on its stdin and reaps every group still
  * registered (on Windows: every process tree, grandchildren included). Where `/bin/sh` exists
  * (POSIX) the watchdog is the sh script of `watchdog_sh.ts` (about 1 MiB); elsewhere, or if sh
@@ -9,7 +10,6 @@
  * Enabling the watchdog also keeps escapes (daemons that leave their group) in reach: see
  * `trackEscapes` in `group_registry.ts`.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import process from "node:process";
 import { log } from "../log.ts";
@@ -22,12 +22,13 @@ import {
   trackEscapes,
   untrackEscapes,
 } from "./group_registry.ts";
+import { startWatchdogLink, type WatchdogLink } from "./watchdog_link.ts";
 import { shWatchdogArgv, type ShWatchdogLog } from "./watchdog_sh.ts";
 
 const SH = "/bin/sh";
 const RESTART_MS = 1000;
 
-let watchdog: ChildProcess | undefined;
+let watchdog: WatchdogLink | undefined;
 let unsubscribe: (() => void) | undefined;
 let shUsable = process.platform !== "win32" && process.env.HERMIT_WATCHDOG !== "hermit";
 let restartTimer: ReturnType<typeof setTimeout> | undefined;
@@ -52,41 +53,30 @@ function watchdogArgv(): string[] {
   return [cmd, ...pre, "watchdog", "--ppid", String(process.pid), "--supervise"];
 }
 
-function start(): ChildProcess {
+function start(): WatchdogLink {
   lastStart = Date.now();
-  const [cmd, ...args] = watchdogArgv();
-  const child = spawn(cmd, args, {
-    // Own session on POSIX. On Windows, outside the kill-on-close job object the runtime (libuv)
-    // puts children in: that job ends hermit's direct children with it, but not their children,
-    // and the watchdog must outlive hermit to end those.
-    detached: true,
-    stdio: ["pipe", "ignore", "inherit"],
-    env: process.env as Record<string, string>,
-    windowsHide: true,
+  const argv = watchdogArgv();
+  const link: WatchdogLink = startWatchdogLink(argv, {
+    failed(err) {
+      if (watchdog === link) watchdog = undefined;
+      if (argv[0] !== SH) {
+        log.warn(`cannot start the watchdog (${err.message}); children may outlive a killed hermit`);
+        return;
+      }
+      shUsable = false; // hermit's own from now on
+      log.debug(`cannot start ${SH} as the watchdog (${err.message}); starting hermit's own`);
+      if (unsubscribe && !watchdog && activeGroups().length > 0) watchdog = start();
+    },
+    exited() {
+      if (link.pid !== undefined) noteRuntimeChild(link.pid, false);
+      if (watchdog !== link) return;
+      watchdog = undefined;
+      if (unsubscribe && activeGroups().length > 0) scheduleRestart();
+    },
   });
-  if (child.pid !== undefined) noteRuntimeChild(child.pid, true);
-  child.on("error", (err) => {
-    if (child.pid !== undefined) return; // a failed write or kill, not a failed start
-    if (watchdog === child) watchdog = undefined;
-    if (cmd !== SH) {
-      log.warn(`cannot start the watchdog (${err.message}); children may outlive a killed hermit`);
-      return;
-    }
-    shUsable = false; // hermit's own from now on
-    log.debug(`cannot start ${SH} as the watchdog (${err.message}); starting hermit's own`);
-    if (unsubscribe && !watchdog && activeGroups().length > 0) watchdog = start();
-  });
-  child.stdin?.on("error", () => {/* the watchdog went away; the exit handler restarts it */});
-  child.once("exit", () => {
-    if (child.pid !== undefined) noteRuntimeChild(child.pid, false);
-    if (watchdog !== child) return;
-    watchdog = undefined;
-    if (unsubscribe && activeGroups().length > 0) scheduleRestart();
-  });
-  child.unref();
-  (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
-  for (const pgid of activeGroups()) child.stdin?.write(`register ${pgid}\n`);
-  return child;
+  if (link.pid !== undefined) noteRuntimeChild(link.pid, true);
+  for (const pgid of activeGroups()) link.send(`register ${pgid}`);
+  return link;
 }
 
 /** A watchdog that died while groups run is replaced, at most once every RESTART_MS. */
@@ -104,11 +94,15 @@ export function enableWatchdog(): void {
   if (unsubscribe) return;
   trackEscapes();
   unsubscribe = onGroupChange((event, pgid) => {
+    if (event === "prepare") {
+      watchdog ??= start(); // before the child: told of it the moment its pid is known
+      return;
+    }
     if (event === "add" && !watchdog) {
       watchdog = start(); // replays every active group, this one included
       return;
     }
-    watchdog?.stdin?.write(`${event === "add" ? "register" : "unregister"} ${pgid}\n`);
+    watchdog?.send(`${event === "add" ? "register" : "unregister"} ${pgid}`);
   });
 }
 
@@ -124,13 +118,7 @@ export function disableWatchdog(): Promise<void> {
   restartTimer = undefined;
   const w = watchdog;
   watchdog = undefined;
-  if (!w?.stdin || w.stdin.destroyed) return Promise.resolve();
-  for (const pgid of activeGroups()) w.stdin.write(`unregister ${pgid}\n`);
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, 1000);
-    w.stdin!.end(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
+  if (!w) return Promise.resolve();
+  for (const pgid of activeGroups()) w.send(`unregister ${pgid}`);
+  return w.close();
 }

@@ -188,13 +188,13 @@ describe("stopAllGroups and onGroupChange", { timeout: 60000 }, () => {
     assert.deepEqual([a.status?.code, b.status?.code, c.status?.code], [143, 137, 137]);
   });
 
-  it("tells listeners when a group starts and when it is gone", async () => {
+  it("tells listeners when a group is about to start (before its spawn), when it starts and when it is gone", async () => {
     const events: string[] = [];
     const off = onGroupChange((kind, pgid) => events.push(`${kind} ${pgid}`));
     try {
       // gone on its own: removed as soon as the leader exits with an empty group
       const quick = spawnInGroup("true", [], { env });
-      assert.deepEqual(events, [`add ${quick.pgid}`]);
+      assert.deepEqual(events, ["prepare 0", `add ${quick.pgid}`]);
       await quick.exited;
       await waitFor(() => events.includes(`remove ${quick.pgid}`), { what: "remove event of 'true'" });
       // stopped: removed by stop()
@@ -202,19 +202,21 @@ describe("stopAllGroups and onGroupChange", { timeout: 60000 }, () => {
       assert.ok(events.includes(`add ${g.pgid}`));
       await g.stop({ graceMs: 1000 });
       assert.deepEqual(events, [
+        "prepare 0",
         `add ${quick.pgid}`,
         `remove ${quick.pgid}`,
+        "prepare 0",
         `add ${g.pgid}`,
         `remove ${g.pgid}`,
       ]);
-      // a spawn failure is never added
+      // a spawn failure is never added (only prepared for)
       await spawnInGroup("hermit-no-such-command-xyz", [], { env }).exited;
-      assert.equal(events.length, 4);
+      assert.deepEqual(events.slice(6), ["prepare 0"]);
     } finally {
       off();
     }
     const after = spawnInGroup("true", [], { env });
     await after.exited;
-    assert.equal(events.length, 4, "no events after unsubscribing");
+    assert.equal(events.length, 7, "no events after unsubscribing");
   });
 });
