@@ -83,8 +83,10 @@ export function registerDeploy(program: Command, setExit: SetExit): void {
       "after",
       examples(
         ["hermit deploy my-tools . --host claude,codex", "into this project, for Claude Code and Codex"],
-        ["hermit deploy my-tools . --remove", "undo it, byte for byte"],
-        ["hermit deploy notes . --remove", "the adapter 'notes' on record here, its directory gone"],
+        [
+          "hermit deploy my-tools . --remove",
+          "undo it, byte for byte (by the name on record once the directory is gone)",
+        ],
       ),
     );
   withFlags(cmd as unknown as Command, "deploy").action(async (...args: unknown[]) => {
@@ -104,8 +106,10 @@ export function registerConvert(program: Command, setExit: SetExit): void {
       "after",
       examples(
         ["hermit convert my-tools --host hermes", "into your own Hermes config (every project)"],
-        ["hermit convert my-tools --remove --host hermes"],
-        ["hermit convert notes --remove", "the adapter 'notes' on record, its directory gone"],
+        [
+          "hermit convert my-tools --remove --host hermes",
+          "undo it (by the name on record once the directory is gone)",
+        ],
       ),
     );
   withFlags(cmd as unknown as Command, "convert").action(async (...args: unknown[]) => {

@@ -7,7 +7,7 @@
  * fillers: every default-ignorable character; white space other than a plain space) are shown as
  * `<U+XXXX>`, never raw. Pure.
  */
-import { sha256Hex } from "../platform/sha256.ts";
+import { sha256Text } from "./sha256.ts";
 import { DEFAULT_IGNORABLE } from "./unicode.ts";
 
 /** Characters of one value shown before it is cut. */
@@ -45,7 +45,7 @@ export function escapeUnseen(text: string): string {
  * apart (UTF-8 would make them all U+FFFD). Pure.
  */
 function fingerprint(s: string): string {
-  return sha256Hex(JSON.stringify(s)).slice(0, 32);
+  return sha256Text(JSON.stringify(s)).slice(0, 32);
 }
 
 /**

