@@ -4,10 +4,12 @@
  * (owners `<name>/<host>`) and, for those deployed since it noted them, the directory it came
  * from. The argument matches an adapter by that name, or by that directory (resolved as a path,
  * as it was when deployed); it must match exactly one. Only adapter names count: a record is a
- * project's file, and a name is used to build paths (the backups of the last removal). Pure.
+ * project's file, and a name is used to build paths (the backups of the last removal). Likewise
+ * only hosts hermit knows: a removal from every host on record refuses an owner naming another. Pure.
  */
 import path from "node:path";
 import { Exit, HermitError } from "../errors.ts";
+import { HOST_IDS, type HostId } from "../hosts/types.ts";
 import { ADAPTER_NAME } from "../manifest/schema.ts";
 import type { DeployState } from "./state.ts";
 
@@ -45,6 +47,7 @@ export function matchRecorded(recorded: RecordedAdapter[], arg: string, cwd: str
 
 /** A path from a record, on one line whatever it holds. */
 const shownDir = (d: string) => /[\p{C}\p{Zl}\p{Zp}]/u.test(d) ? JSON.stringify(d) : d;
+const quoted = (s: string) => /[\p{C}\p{Zl}\p{Zp}']/u.test(s) ? JSON.stringify(s) : `'${s}'`;
 const described = (a: RecordedAdapter) =>
   a.dir === undefined ? `'${a.name}'` : `'${a.name}' (deployed from ${shownDir(a.dir)})`;
 
@@ -88,6 +91,33 @@ export function adapterOnRecord(
     } on hermit's record ${record.file}: ${either(found.map(described))}; ${
       alone.length ? `name the one to remove as ${either(alone)}; ` : ""
     }nothing was written`,
+    Exit.usage,
+  );
+}
+
+/**
+ * The hosts the record has the adapter `name` on, for a removal from all of them; an error
+ * (exit 2), decided before anything is written, when an owner names a host hermit does not know
+ * (a hand-edited or planted record): it names the record, the item and the fix.
+ */
+export function hostsOnRecord(state: DeployState, name: string, file: string): HostId[] {
+  const hosts = new Set<HostId>();
+  let unknown: { owner: string; index: number } | undefined;
+  state.items.forEach((item, index) => {
+    for (const owner of item.owners.filter((o) => o.startsWith(`${name}/`))) {
+      const host = owner.slice(name.length + 1);
+      if ((HOST_IDS as readonly string[]).includes(host)) hosts.add(host as HostId);
+      else unknown ??= { owner, index };
+    }
+  });
+  const known = [...hosts];
+  if (unknown === undefined) return known;
+  throw new HermitError(
+    `${file}: items[${unknown.index}].owners has ${quoted(unknown.owner)}, no host hermit knows (hosts: ${
+      HOST_IDS.join(", ")
+    }); take it out of that item's owners${
+      known.length ? `, or remove ${name} from the hosts hermit knows with --host ${known.join(",")}` : ""
+    }; nothing was written`,
     Exit.usage,
   );
 }

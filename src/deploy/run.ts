@@ -24,10 +24,10 @@ import { adapterParts, remoteLaunch, stdioLaunch } from "./adapter.ts";
 import { commit, type Committed, refuseReadOnly } from "./commit.ts";
 import { checkRecordInProject, confineToProject, isInside, realPathOf, refuseLinksIn } from "./confine.ts";
 import { Engine, type Owned } from "./engine.ts";
-import { adapterOnRecord } from "./on_record.ts";
+import { adapterOnRecord, hostsOnRecord } from "./on_record.ts";
 import { Workspace } from "./ops.ts";
 import { buildReport, type DeployReport } from "./report.ts";
-import { adapterConflict, type DeployState, displayIn, itemKey, loadState, noteAdapter } from "./state.ts";
+import { adapterConflict, displayIn, itemKey, loadState, noteAdapter } from "./state.ts";
 
 export interface DeployOptions {
   adapter: string;
@@ -133,7 +133,7 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
       (loaded as Unreadable).unreadable,
     );
     const fs = hostFs(ws, realRoot);
-    const hosts = chooseHosts(o, target, state, name, fs);
+    const hosts = chooseHosts(o, target, () => hostsOnRecord(state, name, recordFile), fs);
     const sameName = m && adapterConflict(state, m.name, m.dir, o.force);
     if (sameName) throw new HermitError(`${sameName}; nothing was written`, Exit.usage);
     const plans: HostPlan[] = [];
@@ -209,12 +209,11 @@ function readOrExplain(file: string, show: (f: string) => string): Uint8Array | 
   }
 }
 
-function chooseHosts(o: DeployOptions, t: Target, state: DeployState, name: string, fs: HostFs): HostId[] {
-  const recorded = [...new Set(state.items.flatMap((r) => r.owners))]
-    .filter((ow) => ow.startsWith(`${name}/`)).map((ow) => ow.slice(name.length + 1) as HostId);
+/** The hosts of this run: `--host`; for a removal without it (or `all`), those on record. */
+function chooseHosts(o: DeployOptions, t: Target, recorded: () => HostId[], fs: HostFs): HostId[] {
   const parsed = o.hosts.length ? parseHosts(o.hosts) : o.remove ? "all" : parseHosts([]);
   if (parsed !== "all") return parsed;
-  if (o.remove) return recorded;
+  if (o.remove) return recorded();
   const found = detectHosts(t, fs);
   if (found.length === 0) {
     throw new HermitError(

@@ -146,6 +146,41 @@ describe("hermit deploy / convert --remove without the adapter directory (binary
     assert.deepEqual(snapshot(project, []), before);
   });
 
+  it("a host on record that hermit does not know: exit 2 naming the record and the entry, nothing written", async () => {
+    const project = userProject("unknown-host");
+    const adapter = adapterAt(path.join(tmp.path, "unknown-host-src", "notes"));
+    assert.equal((await hermit(["deploy", adapter, project, "--host", "claude,gemini"])).code, 0);
+    const recordFile = path.join(project, ".hermit", "deployed.json");
+    const record = JSON.parse(readFileSync(recordFile, "utf8"));
+    record.items[1].owners.push("notes/evil"); // a hand-edited or planted record
+    writeFileSync(recordFile, JSON.stringify(record));
+    const planted = snapshot(project, []);
+    const refusal =
+      `error: ${recordFile}: items[1].owners has 'notes/evil', no host hermit knows (hosts: claude, codex, hermes, pi, opencode, cursor, gemini, vscode); take it out of that item's owners, or remove notes from the hosts hermit knows with --host claude,gemini; nothing was written\n`;
+    for (const args of [["--remove", "--dry-run"], ["--remove"], ["--remove", "--host", "all"]]) {
+      for (const named of [adapter, "notes"]) {
+        const r = await hermit(["deploy", named, project, ...args]);
+        assert.equal(r.code, 2, `${args}: ${r.stderr}`);
+        assert.equal(r.stderr, refusal);
+        assert.equal(r.stdout, "");
+        assert.deepEqual(snapshot(project, []), planted);
+      }
+    }
+    // a deploy leaves the unknown owner be; --host removes the known hosts' share
+    const d = await hermit(["deploy", adapter, project, "--host", "claude"]);
+    assert.equal(d.code, 0, d.stderr);
+    assert.match(d.stdout, /^nothing changed$/m);
+    const r = await hermit(["deploy", adapter, project, "--remove", "--host", "claude,gemini"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^removing notes from claude, gemini /m);
+    assert.deepEqual(
+      JSON.parse(readFileSync(recordFile, "utf8")).items.map((i: { owners: string[] }) => i.owners),
+      [
+        ["notes/evil"],
+      ],
+    );
+  });
+
   it("a planted record still leads nowhere outside the project, and its names must be adapter names", async () => {
     const victim = path.join(tmp.path, "victim");
     writeFileSync(victim, "secret\n");

@@ -6,7 +6,12 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
 import { HermitError } from "../../../src/errors.ts";
-import { adapterOnRecord, matchRecorded, recordedAdapters } from "../../../src/deploy/on_record.ts";
+import {
+  adapterOnRecord,
+  hostsOnRecord,
+  matchRecorded,
+  recordedAdapters,
+} from "../../../src/deploy/on_record.ts";
 import { type DeployState, emptyState } from "../../../src/deploy/state.ts";
 
 const cwd = path.resolve("/work");
@@ -63,6 +68,37 @@ describe("the adapter on record a removal names", () => {
     assert.match(
       refusal(s, "zzz"),
       /^zzz: gone, and [^\n]*'a' \(deployed from "\/d\/\\u001b\[2J\\nx"\); give/,
+    );
+  });
+});
+
+describe("the hosts on record a removal from all of them means", () => {
+  const file = "/p/.hermit/deployed.json";
+  it("the adapter's hosts, once each, in the record's order", () => {
+    const s = record([["notes/gemini", "tools/codex"], ["notes/claude", "notes/gemini"]]);
+    assert.deepEqual(hostsOnRecord(s, "notes", file), ["gemini", "claude"]);
+    assert.deepEqual(hostsOnRecord(s, "other", file), []);
+  });
+
+  it("an owner naming a host hermit does not know: exit 2 naming the record, the item and the fix", () => {
+    const refused = (s: DeployState) => {
+      try {
+        hostsOnRecord(s, "notes", file);
+      } catch (err) {
+        assert.ok(err instanceof HermitError);
+        assert.equal(err.exitCode, 2);
+        return err.message;
+      }
+      assert.fail("not refused");
+    };
+    const hosts = "claude, codex, hermes, pi, opencode, cursor, gemini, vscode";
+    assert.equal(
+      refused(record([["notes/claude"], ["tools/evil", "notes/evil"], ["notes/"]])),
+      `${file}: items[1].owners has 'notes/evil', no host hermit knows (hosts: ${hosts}); take it out of that item's owners, or remove notes from the hosts hermit knows with --host claude; nothing was written`,
+    );
+    assert.equal(
+      refused(record([["notes/a\nb"]])),
+      `${file}: items[0].owners has "notes/a\\nb", no host hermit knows (hosts: ${hosts}); take it out of that item's owners; nothing was written`,
     );
   });
 });
