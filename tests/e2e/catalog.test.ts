@@ -164,7 +164,7 @@ tools:
     }
   });
 
-  it("puts hermit.yaml back, byte for byte, when the server does not start", async () => {
+  it("leaves hermit.yaml as it was, byte for byte, when the server does not start", async () => {
     const tmp = tempDir();
     try {
       writeFileSync(path.join(tmp.path, "hermit.yaml"), MANIFEST);
