@@ -45,7 +45,7 @@ export interface DeployState {
 }
 
 export function emptyState(): DeployState {
-  return { version: 1, items: [], files: {}, dirs: [] };
+  return { version: 1, items: [], files: dict({}), dirs: [] };
 }
 
 /** The record in `file`; a missing file is an empty record, any other failure an error. */
@@ -63,12 +63,30 @@ export function loadState(file: string): DeployState {
   try {
     const s = JSON.parse(new TextDecoder().decode(bytes)) as DeployState;
     if (!isRecord(s)) throw new Error("unknown shape");
-    return s;
+    return ownKeysOnly(s);
   } catch {
     throw new HermitError(
       `${file} is not a hermit deploy record; repair it, or delete it (hermit then no longer knows what it wrote: its entries count as the user's own)`,
     );
   }
+}
+
+/** `m` without a prototype: a key read from a record ("constructor", "toString") is only its own. */
+function dict<T>(m: Record<string, T>): Record<string, T> {
+  return Object.assign(Object.create(null) as Record<string, T>, m);
+}
+
+/**
+ * The record's maps, keyed by what a project's file says (a path, an adapter name), made plain
+ * dictionaries: `files["constructor"]` must be nothing, not Object's constructor (it crashed a
+ * removal with "error: unexpected", and made an adapter named `constructor` a conflict).
+ */
+function ownKeysOnly(s: DeployState): DeployState {
+  const files = dict<FileRecord>({});
+  for (const [k, f] of Object.entries(s.files)) files[k] = { ...f, interiors: dict(f.interiors) };
+  s.files = files;
+  if (s.adapters) s.adapters = dict(s.adapters);
+  return s;
 }
 
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
@@ -111,7 +129,7 @@ export function adapterConflict(
   dir: string,
   force: boolean,
 ): string | undefined {
-  const had = state.adapters?.[name];
+  const had = state.adapters && Object.hasOwn(state.adapters, name) ? state.adapters[name] : undefined;
   if (had === undefined || had === dir || force) return undefined;
   return `the adapter '${name}' here was deployed from ${had}; ${dir} has the same name: rename one of them (name: in hermit.yaml), or --force if it is the same adapter moved`;
 }
@@ -121,7 +139,7 @@ export function adapterConflict(
  * (`undefined`: a removal by the name on record, which keeps what the record says).
  */
 export function noteAdapter(state: DeployState, name: string, dir: string | undefined): void {
-  const adapters = { ...state.adapters };
+  const adapters = dict({ ...state.adapters });
   if (!state.items.some((r) => r.owners.some((o) => o.startsWith(`${name}/`)))) delete adapters[name];
   else if (dir !== undefined) adapters[name] = dir;
   if (Object.keys(adapters).length) state.adapters = adapters;

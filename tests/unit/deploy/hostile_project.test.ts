@@ -254,3 +254,50 @@ describe("a file that is not UTF-8", () => {
     });
   }
 });
+
+describe("a record's keys are its own, never Object's", () => {
+  it("an item for a file named like Object's members (constructor) is removed, not a crash", async () => {
+    const s = sandbox();
+    try {
+      await deploy(s, { hosts: ["claude"] });
+      const recordFile = path.join(s.project, ".hermit", "deployed.json");
+      const record = JSON.parse(readFileSync(recordFile, "utf8"));
+      writeFileSync(path.join(s.project, "constructor"), '{"a": 1}\n');
+      record.items.push({
+        kind: "entry",
+        file: "constructor",
+        format: "json",
+        path: ["a"],
+        what: "x",
+        owners: ["notes/claude"],
+        hash: sha256(new TextEncoder().encode("1")),
+      });
+      writeFileSync(recordFile, JSON.stringify(record));
+      // before, files["constructor"] was Object's constructor: "error: unexpected", exit 1
+      await deploy(s, { remove: true });
+      assert.equal(JSON.parse(readFileSync(path.join(s.project, "constructor"), "utf8")).a, undefined);
+      assert.equal(existsSync(recordFile), false, "nothing of hermit's is left on record");
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it("an adapter named constructor deploys where the record has another adapter", async () => {
+    const s = sandbox();
+    try {
+      await deploy(s, { hosts: ["claude"] });
+      const other = path.join(s.root, "constructor");
+      mkdirSync(other);
+      writeFileSync(
+        path.join(other, "hermit.yaml"),
+        "name: constructor\nexports: { tools: [hi] }\ntools:\n  hi: { description: Says hi, run: [echo, hi] }\n",
+      );
+      // before, adapters["constructor"] was Object's constructor: "deployed from function Object()…"
+      await deploy(s, { adapter: other, hosts: ["claude"] });
+      const record = JSON.parse(readFileSync(path.join(s.project, ".hermit", "deployed.json"), "utf8"));
+      assert.equal(record.adapters.constructor, other);
+    } finally {
+      s.cleanup();
+    }
+  });
+});
