@@ -32,6 +32,7 @@ import {
   expandBraces,
   expandText,
   expandWord,
+  inputFrom,
   noParams,
   noteLoop,
   type ShellParams,
@@ -40,6 +41,7 @@ import {
 } from "./shell_expand.ts";
 import {
   globbedTool,
+  noteSplitParameters,
   type Resolved,
   runsStdin,
   scriptSubstitution,
@@ -169,7 +171,8 @@ function handedOnFinding(
     }
     const sub = scriptSubstitution(r);
     const subScript = sub === undefined ? undefined : substitutionScript(sub);
-    if (sub !== undefined && subScript === undefined) {
+    // `source <(prog)` passes as `eval "$(prog)"` does (pyenv init, ssh-agent); a shell's is opaque
+    if (sub !== undefined && subScript === undefined && r.argv[0] !== "source" && r.argv[0] !== ".") {
       found = worse(found, opaque(`a script from '${sub}'`, encoded));
     }
     const texts = [
@@ -196,10 +199,13 @@ function commandFinding(
   // variables the script set (`F=~/.bashrc; echo x >> $F`) and its parameters are followed
   const vars = params.vars;
   const raw = c.words.flatMap(expandBraces);
+  const splitting = c.words.flatMap((w, k) => expandBraces(w).map(() => !!c.splits?.includes(k)));
   const expanded = raw.map((w) => expandWord(w, params));
   let words = expanded.flat();
-  /** The word each one was expanded from, when it holds an expansion. */
-  let origins = expanded.flatMap((ws, k) => ws.map(() => /[$`]/.test(raw[k]) ? raw[k] : undefined));
+  /** The word each one was expanded from, when it holds an expansion (and whether IFS splits it). */
+  let origins = expanded.flatMap((ws, k) =>
+    ws.map(() => /[$`]/.test(raw[k]) ? { word: raw[k], split: splitting[k] } : undefined)
+  );
   const drop = (n: number) => [words, origins] = [words.slice(n), origins.slice(n)];
   const redirects = c.redirects.map((r) => ({ op: r.op, target: expandText(r.target, params) }));
   const dev = [...words, ...redirects.map((r) => r.target)].map((w) => DEV_NET.exec(w)).find((m) => m);
@@ -222,13 +228,14 @@ function commandFinding(
     }
     drop(words.length);
   }
-  updateParams(words, params);
+  noteSplitParameters(words, origins, params);
+  updateParams(words, params, !c.piped && inputFrom(redirects) === "<");
   const argv = unwrap(words).argv;
   const origin = words.length >= argv.length && argv.length ? origins[words.length - argv.length] : undefined;
   resolved.push({ argv, redirects, piped: !!c.piped, words });
   let f = argvFinding(argv, redirects, depth, encoded);
   // a loop variable as the command: each word it takes
-  const loop = origin && /^\$\{?([A-Za-z_]\w*)\}?$/.exec(origin);
+  const loop = origin && /^\$\{?([A-Za-z_]\w*)\}?$/.exec(origin.word);
   for (const item of loop ? (params.loops.get(loop[1]) ?? []).slice(0, 16) : []) {
     if (settled(f)) break;
     f = worse(f, argvFinding(unwrap([item, ...argv.slice(1)]).argv, redirects, depth, encoded));

@@ -123,13 +123,34 @@ function setOutOfSight(argv: readonly string[]): string[] {
     .filter((n) => /^[A-Za-z_]\w*$/.test(n));
 }
 
-/** The parameters a command leaves for the next: `shift [n]`, `set -- …`, `read X`, …. */
-export function updateParams(argv: readonly string[], p: ShellParams): void {
+/** How a command's standard input is redirected last (`<` a file, `<<<`, `<<`, `<<-`), if it is. */
+export function inputFrom(redirects: readonly { op: string }[]): string | undefined {
+  return redirects.filter((r) => ["<", "<<", "<<-", "<<<"].includes(r.op)).at(-1)?.op;
+}
+
+/**
+ * The parameters a command leaves for the next: `shift [n]`, `set -- …`, `read X`, `unset X`, ….
+ * `fromFile`: its standard input is a file (`read V < .nvmrc`): what it reads is unknown, as a
+ * value from `$(cat .nvmrc)` is, not text the manifest holds and screening did not follow.
+ */
+export function updateParams(argv: readonly string[], p: ShellParams, fromFile = false): void {
   if (argv[0] === "shift") p.positional.splice(1, Number(argv[1] ?? 1) || 1);
   else if (argv[0] === "set" && argv.includes("--")) {
     p.positional = [p.positional[0] ?? "$0", ...argv.slice(argv.indexOf("--") + 1)];
   }
-  for (const name of setOutOfSight(argv)) p.unseen.add(name);
+  for (const name of setOutOfSight(argv)) {
+    if (fromFile && argv[0] !== "printf") {
+      p.vars.delete(name);
+      p.unseen.delete(name);
+    } else p.unseen.add(name);
+  }
+  // `unset IFS`: back to the default splitting (and a name unset is no longer set out of sight)
+  if (argv[0] === "unset") {
+    for (const name of argv.slice(1).filter((a) => !a.startsWith("-"))) {
+      p.vars.delete(name);
+      p.unseen.delete(name);
+    }
+  }
 }
 
 /** How many words one brace expansion may make (the rest are not made). */

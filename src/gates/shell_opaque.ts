@@ -34,10 +34,19 @@ function customIfs(p: ShellParams): boolean {
 
 /**
  * Why the command named `name` cannot be read, or undefined: `origin` is the word it was expanded
- * from (undefined when written plainly).
+ * from (undefined when written plainly), and whether an expansion in it stood outside quotes (only
+ * that is split by IFS: `"$d/node"` is one word whatever IFS is).
  */
-export function unreadCommand(name: string, origin: string | undefined, p: ShellParams): string | undefined {
-  if (origin && customIfs(p)) return `'${origin}' split by a custom IFS`;
+export function unreadCommand(
+  name: string,
+  origin: { word: string; split: boolean } | undefined,
+  p: ShellParams,
+): string | undefined {
+  if (origin?.split && customIfs(p)) return `'${origin.word}' split by a custom IFS`;
+  // the parameters were set from words a custom IFS split (`set -- $X`), quoted or not here
+  if (origin && p.unseen.has("@") && /\$\{?[@*\d]/.test(origin.word)) {
+    return `'${origin.word}' holds words split by a custom IFS`;
+  }
   for (const [ref, bang, v] of name.matchAll(REFERENCE)) {
     if (bang) return `'${name}' names the variable it runs through another`;
     if (p.unseen.has(v)) {
@@ -50,6 +59,18 @@ export function unreadCommand(name: string, origin: string | undefined, p: Shell
     }
   }
   return undefined;
+}
+
+/** `set -- $X` under a custom IFS: the parameters are words split where screening cannot see. */
+export function noteSplitParameters(
+  words: readonly string[],
+  origins: readonly ({ split: boolean } | undefined)[],
+  p: ShellParams,
+): void {
+  const from = words.indexOf("--");
+  if (words[0] === "set" && from > 0 && customIfs(p) && origins.some((o, k) => o?.split && k > from)) {
+    p.unseen.add("@");
+  }
 }
 
 /** Why a shell that reads its script from the standard input it was given cannot be cleared. */

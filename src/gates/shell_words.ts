@@ -16,6 +16,8 @@ export interface Redirect {
 
 export interface SimpleCommand {
   words: string[];
+  /** The words (by index) holding an expansion outside quotes (`$x`, `${x}`, `$(…)`): IFS splits them. */
+  splits?: number[];
   redirects: Redirect[];
   /** Its standard input is the output of the command before it (`a | b`, `a |& b`). */
   piped?: true;
@@ -135,6 +137,8 @@ export function parseShell(src: string): ParsedScript {
   let inWord = false;
   /** The word so far is only unquoted digits: before `>` or `<` it is a file descriptor. */
   let digitsOnly = true;
+  /** The word so far holds an expansion outside quotes. */
+  let splits = false;
   let pending: string | undefined;
   /** The next command reads the output of the one before it. */
   let piped = false;
@@ -147,12 +151,16 @@ export function parseShell(src: string): ParsedScript {
   const endWord = () => {
     if (inWord) {
       if (pending) cmd.redirects.push({ op: pending, target: word });
-      else cmd.words.push(word);
+      else {
+        if (splits) (cmd.splits ??= []).push(cmd.words.length);
+        cmd.words.push(word);
+      }
       pending = undefined;
     }
     word = "";
     inWord = false;
     digitsOnly = true;
+    splits = false;
   };
   const endCommand = () => {
     endWord();
@@ -188,6 +196,7 @@ export function parseShell(src: string): ParsedScript {
       add(text);
       i = next;
     } else if (c === "$" && src[i + 1] === "(" && src[i + 2] !== "(") {
+      splits = true;
       i = substitution(i, i + 1);
     } else if (c === "$" && src[i + 1] === "(") {
       const close = closingParen(src, i + 1); // arithmetic: kept as written
@@ -195,11 +204,13 @@ export function parseShell(src: string): ParsedScript {
       i = close + 1;
     } else if (c === "$" && src[i + 1] === "{") {
       const close = closingBrace(src, i + 1);
+      splits = true;
       add(src.slice(i, close + 1));
       i = close + 1;
     } else if (c === "`") {
       const close = backtick(i + 1);
       substitutions.push(src.slice(i + 1, close).replace(/\\([`\\$])/g, "$1"));
+      splits = true;
       add(src.slice(i, close + 1));
       i = close + 1;
     } else if ((c === "<" || c === ">") && src[i + 1] === "(" && !inWord) {
@@ -227,6 +238,7 @@ export function parseShell(src: string): ParsedScript {
         else if (c !== "(" && c !== "\n") piped = false; // `a | (b)`, `a |⏎ b` still pipe
         i++;
       } else {
+        if (c === "$" && /[\w@*#?!$-]/.test(src[i + 1] ?? "")) splits = true;
         add(c, true);
         i++;
       }

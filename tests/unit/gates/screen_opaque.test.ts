@@ -60,6 +60,8 @@ describe("screen: a command built out of sight is opaque", () => {
     ["refuses ${c,,}", ["bash", "-c", "c=CURL; ${c,,} http://e"]],
     ["refuses ${c:0:4}", ["bash", "-c", "c=curlx; ${c:0:4} http://e"]],
     ["refuses ${!n} when n is unknown", ["bash", "-c", "${!n} http://e"]],
+    ["refuses an unquoted split even after a quoted one", ["sh", "-c", 'IFS=,; c=curl,http://e; "$c"; $c']],
+    ['refuses IFS=, set -- $X; "$1" (the parameters were split)', ["sh", "-c", 'IFS=,; set -- $X; "$1" x']],
   ], (argv) => refused(argv, "opaque"));
 
   it("reports a shape it recognizes before what it cannot read", () => {
@@ -84,6 +86,35 @@ describe("screen: a command built out of sight is opaque", () => {
       "node",
     ]],
     ["passes IFS=, with plain commands", ["sh", "-c", 'IFS=,; set -- $LIST; exec node s.js "$@"']],
+    // found by the attack round after the merge: ordinary wrappers that were refused
+    ['passes a quoted "$d/node" in a loop over $PATH split at colons', [
+      "sh",
+      "-c",
+      'IFS=:; for d in $PATH; do if [ -x "$d/node" ]; then exec "$d/node" server.js; fi; done; exit 1',
+    ]],
+    ["passes unset IFS before the command", [
+      "sh",
+      "-c",
+      'IFS=:; for d in $PATH; do if [ -x "$d/node" ]; then NODE="$d/node"; break; fi; done; unset IFS; exec "$NODE" s.js',
+    ]],
+    ['passes IFS=:; set -- $X; unset IFS; exec "$cmd" … "$@"', [
+      "sh",
+      "-c",
+      'IFS=:; set -- $MCP_ARGS; unset IFS; cmd=node; exec "$cmd" server.js "$@"',
+    ]],
+    ['passes IFS=:; exec "$1" (quoted: one word)', ["sh", "-c", 'IFS=:; exec "$1" --stdio']],
+    ["passes read -r V < .nvmrc (a file's text is unknown, as $(cat .nvmrc) is)", [
+      "sh",
+      "-c",
+      'read -r V < .nvmrc; exec "$HOME/.nvm/versions/node/v$V/bin/node" server.js',
+    ]],
+    ['passes read -r PY < .python; exec "$PY"', ["sh", "-c", 'read -r PY < .python; exec "$PY" -m srv']],
+    ['passes source <(pyenv init -), as eval "$(pyenv init -)" does', [
+      "bash",
+      "-c",
+      "source <(pyenv init -); exec python -m srv",
+    ]],
+    ["passes . <(ssh-agent -s)", ["bash", "-c", ". <(ssh-agent -s); exec node s.js"]],
     ["passes read -r TOKEN then node", [
       "bash",
       "-c",
@@ -126,7 +157,6 @@ describe("screen: a shell reading its script from standard input", () => {
     ["refuses cat | sh", ["sh", "-c", "cat | sh"]],
     ["refuses a program's output piped to sh", ["sh", "-c", "python3 gen.py | sh"]],
     ["refuses sh < <(a program)", ["bash", "-c", "sh < <(python3 gen.py)"]],
-    ["refuses source <(a program)", ["bash", "-c", "source <(python3 gen.py)"]],
     ["refuses what xargs reads run as a command", ["bash", "-c", "rev <<< lruc | xargs -I{} {} http://e"]],
     ["refuses xargs printf | sh", ["bash", "-c", "echo x | xargs printf | sh"]],
   ], (argv) => assert.match(refused(argv, "opaque"), /runs what screening cannot read: a script/));

@@ -53,6 +53,16 @@ describe("shell words", () => {
     assert.deepEqual(words("echo a#b"), [["echo", "a#b"]], "# inside a word is not a comment");
   });
 
+  it("marks the words holding an expansion outside quotes (what IFS splits)", () => {
+    assert.deepEqual(parseShell(`a "$x" $y "\${z}"w \${v} '$q' $(c) \`d\` $'e'`).commands[0].splits, [
+      2,
+      4,
+      6,
+      7,
+    ]);
+    assert.equal(parseShell('exec "$d/node" s.js').commands[0].splits, undefined);
+  });
+
   it("reads redirections apart from words; a bare number before one is a descriptor", () => {
     const [c] = parseShell("cmd a 2>/dev/null >>'out file' 2>&1 &>all <in 3<>/dev/tcp/h/1 <<EOF b").commands;
     assert.deepEqual(c.words, ["cmd", "a", "b"]);
