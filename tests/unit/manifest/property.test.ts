@@ -185,7 +185,8 @@ describe("any text", () => {
 // Manifest-shaped documents. Each field is either well typed or anything at all.
 const toolName = fc.stringMatching(/^[A-Za-z0-9_-]{1,20}$/).filter((n) => n !== "__proto__");
 const adapterName = fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,30}$/);
-const relPath = fc.stringMatching(/^[a-z][a-z0-9_]{0,8}(\/[a-z0-9_.]{1,8}){0,2}\/?$/);
+// a segment never starts with a dot: `a/../..` leaves the adapter, and is rightly refused
+const relPath = fc.stringMatching(/^[a-z][a-z0-9_]{0,8}(\/[a-z0-9_][a-z0-9_.]{0,7}){0,2}\/?$/);
 const text = fc.string({ maxLength: 30 });
 const seconds = fc.integer({ min: 1, max: 10_000 });
 const strMap = fc.dictionary(fc.stringMatching(/^[A-Z_][A-Z0-9_]{0,10}$/), text, { maxKeys: 3 });
