@@ -139,7 +139,7 @@ export function adapterConflict(
  * (`undefined`: a removal by the name on record, which keeps what the record says).
  */
 export function noteAdapter(state: DeployState, name: string, dir: string | undefined): void {
-  const adapters = dict({ ...state.adapters });
+  const adapters = dict(state.adapters ?? {});
   if (!state.items.some((r) => r.owners.some((o) => o.startsWith(`${name}/`)))) delete adapters[name];
   else if (dir !== undefined) adapters[name] = dir;
   if (Object.keys(adapters).length) state.adapters = adapters;

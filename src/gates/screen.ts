@@ -198,8 +198,9 @@ function commandFinding(
 ): Finding | undefined {
   // variables the script set (`F=~/.bashrc; echo x >> $F`) and its parameters are followed
   const vars = params.vars;
-  const raw = c.words.flatMap(expandBraces);
-  const splitting = c.words.flatMap((w, k) => expandBraces(w).map(() => !!c.splits?.includes(k)));
+  const braced = c.words.map((w, k) => ({ words: expandBraces(w), split: !!c.splits?.includes(k) }));
+  const raw = braced.flatMap((b) => b.words);
+  const splitting = braced.flatMap((b) => b.words.map(() => b.split));
   const expanded = raw.map((w) => expandWord(w, params));
   let words = expanded.flat();
   /** The word each one was expanded from, when it holds an expansion (and whether IFS splits it). */
