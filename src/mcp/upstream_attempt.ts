@@ -59,6 +59,7 @@ export async function connectAttempt<T>(
     const client = link.client;
     site.links.opening(link);
     await client.connect(link.transport, { timeout: site.config.connectTimeoutSeconds * 1000 });
+    link.responsesAfterNotifications();
     site.stillWanted();
     const capabilities = client.getServerCapabilities();
     const instructions = client.getInstructions();

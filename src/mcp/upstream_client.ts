@@ -114,6 +114,21 @@ export class Link {
     };
   }
 
+  /**
+   * Call after `client.connect(transport)`. The SDK handles a notification a microtask after it
+   * arrives but a response at once, and forgets a call's progress handler with its response: a
+   * progress notification read together with its call's result (one pipe read, one stream chunk)
+   * was dropped. Responses now wait a microtask, behind what arrived before them.
+   */
+  responsesAfterNotifications(): void {
+    const handle = this.transport.onmessage;
+    if (!handle) return;
+    this.transport.onmessage = (m, extra) => {
+      if ("method" in m) handle(m, extra);
+      else queueMicrotask(() => handle(m, extra));
+    };
+  }
+
   /** The transport closed or could not deliver: this connection is gone. */
   get lost(): boolean {
     return this.#closed || this.#undeliverable;
