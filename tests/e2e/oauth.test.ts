@@ -230,6 +230,30 @@ describe("OAuth upstreams: login, refresh, failed re-login", { skip: process.pla
     await control({ refresh: "omit" });
   });
 
+  it("two hermits refreshing one login at once: one refresh, and a server that revokes on reuse keeps the grant", async () => {
+    // the server rotates, and takes a rotated-away refresh token presented again for a stolen one
+    await control({ refresh: "rotate", refresh_delay_ms: 1500 });
+    try {
+      const before = tokens();
+      await waitFor(() => Date.now() > Date.parse(before.expires_at) + 1000, {
+        timeoutMs: 15_000,
+        what: "the access token to expire",
+      });
+      const counts = await control();
+      const [a, b] = await Promise.all([call(), call()]);
+      assert.equal(a.code, 0, a.stderr);
+      assert.equal(b.code, 0, b.stderr);
+      const now = await control();
+      assert.equal(now.reused, counts.reused, "no refresh token was presented twice");
+      assert.equal(Number(now.refreshes) - Number(counts.refreshes), 1, "one refresh for both");
+      assert.notEqual(tokens().refresh_token, before.refresh_token);
+      const again = await call();
+      assert.equal(again.code, 0, again.stderr);
+    } finally {
+      await control({ refresh: "omit", refresh_delay_ms: 0 });
+    }
+  });
+
   const answers = {
     deny: "browser",
     token: "browser",

@@ -6,9 +6,29 @@
  * It also remembers whether the last refresh failed for a passing reason (network error, 5xx),
  * so that failure is reported as such and not as "needs a login" (Hermes #76590), and which
  * refresh tokens were refused, so they are not offered again — without deleting anything.
+ *
+ * Across processes (every session's `hermit serve`, `call`, `check` on one login), a refresh
+ * holds a file lock next to the stored login and stores its answer before letting go; a process
+ * that waited takes what the other stored instead of presenting the refresh token it read
+ * before, which a rotating server would take for a stolen one and revoke the whole grant.
  */
+import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { messageOf } from "../../errors.ts";
+import { acquireLock } from "../../platform/lock.ts";
+
+/** How long a refresh waits for another process's refresh of the same login. */
+export const REFRESH_LOCK_MS = 30_000;
+
+/** The stored login a refresh is for, as every process sees it. */
+export interface SharedLogin {
+  /** The lock file one refresh at a time holds. */
+  lockPath(): string;
+  /** Tokens stored since `since` (ms) or rotated past `sent`, still valid: no refresh needed. */
+  current(sent: string, since: number): OAuthTokens | undefined;
+  /** Store a refresh answer for `sent` now, before the lock is let go. */
+  save(sent: string, answer: OAuthTokens): void;
+}
 
 interface Captured {
   status: number;
@@ -44,8 +64,11 @@ export class RefreshGuard {
   /** Refresh tokens the authorization server refused (`invalid_grant`): not offered again. */
   readonly refused = new Set<string>();
 
-  constructor(base: FetchLike = (url, init) => fetch(url, init)) {
+  readonly #shared: SharedLogin | undefined;
+
+  constructor(base: FetchLike = (url, init) => fetch(url, init), shared?: SharedLogin) {
     this.#base = base;
+    this.#shared = shared;
   }
 
   readonly fetch: FetchLike = async (url, init) => {
@@ -67,18 +90,58 @@ export class RefreshGuard {
 
   async #refresh(url: string | URL, init: RequestInit | undefined): Promise<Captured> {
     this.transientFailure = undefined;
+    const sent = new URLSearchParams(refreshBody(init)).get("refresh_token") ?? "";
+    const shared = this.#shared;
+    if (!shared) return await this.#send(url, init, sent);
+    const since = Date.now();
+    const lock = await acquireLock(shared.lockPath(), REFRESH_LOCK_MS);
+    if (!lock) {
+      this.transientFailure = `another hermit has been refreshing this login for ${REFRESH_LOCK_MS / 1000} s`;
+      throw new Error(this.transientFailure);
+    }
+    try {
+      const stored = shared.current(sent, since);
+      if (stored) return answer(stored);
+      const c = await this.#send(url, init, sent);
+      const tokens = c.status === 200 ? tokensIn(c.body) : undefined;
+      if (tokens) shared.save(sent, tokens);
+      return c;
+    } finally {
+      lock.release();
+    }
+  }
+
+  async #send(url: string | URL, init: RequestInit | undefined, sent: string): Promise<Captured> {
     try {
       const res = await this.#base(url, init);
       const body = await res.arrayBuffer();
       if (res.status >= 500) this.transientFailure = `the authorization server answered HTTP ${res.status}`;
-      else if (res.status >= 400 && errorCode(body) === "invalid_grant") {
-        const token = new URLSearchParams(refreshBody(init)).get("refresh_token");
-        if (token) this.refused.add(token);
-      }
+      else if (res.status >= 400 && errorCode(body) === "invalid_grant" && sent) this.refused.add(sent);
       return { status: res.status, statusText: res.statusText, headers: res.headers, body };
     } catch (err) {
       this.transientFailure = `the authorization server did not answer: ${messageOf(err)}`;
       throw err;
     }
   }
+}
+
+/** A token answer's fields, when it is one (the SDK checks it properly afterwards). */
+function tokensIn(body: ArrayBuffer): OAuthTokens | undefined {
+  try {
+    const t = JSON.parse(new TextDecoder().decode(body)) as OAuthTokens;
+    return typeof t?.access_token === "string" && typeof t.token_type === "string" ? t : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Stored tokens as the token endpoint's answer (no `issuer`: the SDK adds its own). */
+function answer(t: OAuthTokens): Captured {
+  const { issuer: _issuer, ...fields } = t;
+  return {
+    status: 200,
+    statusText: "OK",
+    headers: new Headers({ "content-type": "application/json" }),
+    body: new TextEncoder().encode(JSON.stringify(fields)).buffer as ArrayBuffer,
+  };
 }

@@ -5,7 +5,8 @@
  * waits for anything and never registers a client: where the SDK would send a person to the
  * authorization server it fails at once with `NeedsLogin` (or `RefreshUnavailable` when a refresh
  * only failed for now). It never deletes a credential either: a refused refresh token is merely
- * not offered again, so a login written meanwhile by another process is picked up.
+ * not offered again, so a login written meanwhile by another process is picked up. It is also
+ * what its refresh guard shares with the other processes on the same login (`SharedLogin`).
  */
 import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import type {
@@ -25,7 +26,7 @@ import {
   sameIssuer,
 } from "./client.ts";
 import { NeedsLogin, RefreshUnavailable } from "./errors.ts";
-import { RefreshGuard } from "./refresh_guard.ts";
+import { RefreshGuard, type SharedLogin } from "./refresh_guard.ts";
 import { fromRecord, type OAuthStore, oauthStoreFor, toRecord } from "./store.ts";
 
 export interface RuntimeProviderOptions {
@@ -35,11 +36,12 @@ export interface RuntimeProviderOptions {
   /** For the `NeedsLogin` line. */
   server: string;
   adapterDir: string;
-  guard?: RefreshGuard;
+  /** What the refresh guard sends requests with (tests: a scripted authorization server). */
+  fetch?: FetchLike;
   now?: () => number;
 }
 
-export class RuntimeOAuthProvider implements OAuthClientProvider {
+export class RuntimeOAuthProvider implements OAuthClientProvider, SharedLogin {
   readonly store: OAuthStore;
   readonly guard: RefreshGuard;
   readonly #o: RuntimeProviderOptions;
@@ -53,7 +55,7 @@ export class RuntimeOAuthProvider implements OAuthClientProvider {
   constructor(o: RuntimeProviderOptions) {
     this.#o = o;
     this.store = o.store;
-    this.guard = o.guard ?? new RefreshGuard();
+    this.guard = new RefreshGuard(o.fetch, this);
     this.#now = o.now ?? Date.now;
   }
 
@@ -104,6 +106,24 @@ export class RuntimeOAuthProvider implements OAuthClientProvider {
   saveTokens(tokens: OAuthTokens): void {
     const binding = { serverUrl: this.#o.serverUrl, clientId: this.#clientId() };
     this.store.writeTokens(toRecord(tokens, binding, this.#now(), this.store.readTokens(), true));
+  }
+
+  lockPath(): string {
+    return this.store.refreshLockFile();
+  }
+
+  current(sent: string, since: number): OAuthTokens | undefined {
+    const rec = this.store.readTokens();
+    const t = rec && this.tokens();
+    if (!rec || !t || t.expires_in === 0) return undefined;
+    const rotated = t.refresh_token !== undefined && t.refresh_token !== sent;
+    return rotated || Date.parse(rec.saved_at) >= since ? t : undefined;
+  }
+
+  save(sent: string, answer: OAuthTokens): void {
+    const previous = this.store.readTokens();
+    // a login stored meanwhile is not this refresh's to replace
+    if (previous?.refresh_token === sent) this.saveTokens({ ...answer, issuer: previous.issuer });
   }
 
   redirectToAuthorization(): never {

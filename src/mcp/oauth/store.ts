@@ -191,6 +191,12 @@ export class OAuthStore {
     writeFileAtomic(this.clientFile, JSON.stringify(info, null, 2) + "\n");
   }
 
+  /** The lock file a refresh of this login holds (the directory made if missing). */
+  refreshLockFile(): string {
+    this.#ensureDir();
+    return path.join(this.dir, "refresh.lock");
+  }
+
   /** Forget this server's login (`hermit logout`). True when there was something to remove. */
   remove(): boolean {
     let existed = true;
