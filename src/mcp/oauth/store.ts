@@ -65,12 +65,17 @@ export function toRecord(
     refresh_token: refresh,
     scope: tokens.scope,
     id_token: tokens.id_token,
-    expires_at: typeof tokens.expires_in === "number" && Number.isFinite(tokens.expires_in)
-      ? new Date(now + tokens.expires_in * 1000).toISOString()
-      : undefined,
+    expires_at: expiryOf(tokens.expires_in, now),
     saved_at: new Date(now).toISOString(),
   };
   return JSON.parse(JSON.stringify(rec)); // drop undefined keys
+}
+
+/** `expires_in` seconds from `now` as ISO 8601; none when absent or past what a date holds. */
+function expiryOf(expiresIn: unknown, now: number): string | undefined {
+  if (typeof expiresIn !== "number") return undefined;
+  const at = new Date(now + expiresIn * 1000);
+  return Number.isNaN(at.getTime()) ? undefined : at.toISOString();
 }
 
 /** Milliseconds since the epoch when the access token runs out; NaN (expired) when unreadable. */

@@ -125,6 +125,20 @@ describe("token records", () => {
     assert.equal(fromRecord(garbled, binding, T0)?.expires_in, 0, "an unreadable expiry counts as expired");
   });
 
+  it("take an expires_in beyond what a date can hold for none given, not a crash", () => {
+    // 8.64e12 s is past the last instant a Date holds: toISOString threw "Invalid time value",
+    // which failed the login or refresh that carried it
+    for (const expires_in of [8.64e12, 1e300]) {
+      const rec = toRecord(tokens({ expires_in }), binding, T0);
+      assert.equal(rec.expires_at, undefined, String(expires_in));
+      assert.equal(fromRecord(rec, binding, T0)?.expires_in, undefined);
+    }
+    assert.equal(
+      toRecord(tokens({ expires_in: 2 ** 31 }), binding, T0).expires_at,
+      new Date(T0 + 2 ** 31 * 1000).toISOString(),
+    );
+  });
+
   it("keep the refresh token when a refresh response leaves it out", () => {
     const first = toRecord(tokens(), binding, T0);
     const refreshed = toRecord(
