@@ -3,8 +3,9 @@
  * comments kept, its tools appended to exports.tools — then start it once (its package fetched into
  * npm's cache first when it runs without a network, `catalog/warm.ts`) from the planned manifest
  * and, once it ran, write hermit.yaml and its entry in hermit.lock (the whole lock when there was
- * none). If it does not start, hermit.yaml is never touched. Exit 0 added, 2 bad input or a name
- * in the way, 3 it did not start, 4 refused.
+ * none). If it does not start, hermit.yaml is never touched. The entry is added to hermit.yaml and
+ * hermit.lock as they are when it is written, so an add or an edit that landed meanwhile is kept
+ * (`lock/commit.ts`). Exit 0 added, 2 bad input or a name in the way, 3 it did not start, 4 refused.
  */
 import { type Command, Option } from "@commander-js/extra-typings";
 import { readFileSync, realpathSync } from "node:fs";
@@ -89,8 +90,17 @@ export function registerAdd(program: Command, setExit: SetExit): void {
         );
         return setExit(Exit.problems);
       }
-      writeFileAtomic(file, plan.text, { preserve: true });
-      writeLock(adapterDir, run.next);
+      const { lockWithServer, whileWriting } = await import("../lock/commit.ts");
+      await whileWriting(() => {
+        // what the files are now: another add or an edit may have landed while the entry ran
+        const now = readFileSync(file, "utf8");
+        const final = now === before ? plan : planAdd(now, given, adapterDir, entry, { ...opts, root });
+        if (final.exported.join() !== plan.exported.join()) {
+          throw usageError(`${displayPath(given)} changed while ${entry.name} started; run hermit add again`);
+        }
+        writeFileAtomic(file, final.text, { preserve: true });
+        writeLock(adapterDir, lockWithServer(readLockState(adapterDir), run.next, plan.server));
+      });
       if (opts.json) {
         await printJson({
           added: plan.server,

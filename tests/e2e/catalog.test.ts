@@ -182,4 +182,54 @@ tools:
       tmp.cleanup();
     }
   });
+
+  it("two adds at once into one adapter: both entries end up in hermit.yaml and hermit.lock", async () => {
+    // each reads hermit.yaml, then starts its entry for a second or more, then writes: the one
+    // that wrote last used to write what it had read, and the other entry was gone
+    const tmp = tempDir();
+    try {
+      writeFileSync(path.join(tmp.path, "hermit.yaml"), MANIFEST);
+      const [a, b] = await Promise.all([
+        runHermit(["add", tmp.path, "memory", "--tools", "read_graph"], { timeoutMs: 120_000 }),
+        runHermit(["add", tmp.path, "sequential-thinking"], { timeoutMs: 120_000 }),
+      ]);
+      assert.equal(a.code, 0, a.stdout + a.stderr);
+      assert.equal(b.code, 0, b.stdout + b.stderr);
+      const m = parse(readFileSync(path.join(tmp.path, "hermit.yaml"), "utf8"));
+      assert.deepEqual(Object.keys(m.mcp_servers).sort(), ["memory", "sequential-thinking"]);
+      assert.deepEqual([...m.exports.tools].sort(), ["hello", "read_graph", "sequentialthinking"]);
+      const lock = parse(readFileSync(path.join(tmp.path, "hermit.lock"), "utf8"));
+      assert.deepEqual(Object.keys(lock.servers).sort(), ["memory", "sequential-thinking"]);
+      const check = await runHermit(["check", tmp.path], { timeoutMs: 120_000 });
+      assert.equal(check.code, 0, check.stdout);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it("the same entry added twice at once: one adds it, the other says the name is taken", async () => {
+    const tmp = tempDir();
+    try {
+      writeFileSync(path.join(tmp.path, "hermit.yaml"), MANIFEST);
+      const runs = await Promise.all(
+        [0, 1].map(() =>
+          runHermit(["add", tmp.path, "memory", "--tools", "read_graph"], { timeoutMs: 120_000 })
+        ),
+      );
+      assert.deepEqual(
+        runs.map((r) => r.code).sort(),
+        [0, 2],
+        runs.map((r) => r.stdout + r.stderr).join("\n"),
+      );
+      const refused = runs.find((r) => r.code === 2)!;
+      assert.match(
+        refused.stderr,
+        /already has mcp_servers\.memory; give the new one another name with --as/,
+      );
+      const m = parse(readFileSync(path.join(tmp.path, "hermit.yaml"), "utf8"));
+      assert.deepEqual(m.exports.tools, ["hello", "read_graph"]);
+    } finally {
+      tmp.cleanup();
+    }
+  });
 });

@@ -42,6 +42,32 @@ ${standalone ? "serve:\n  lifecycle: standalone\n  host_launch: false\n  instruc
 
 const lockFile = (dir: string) => path.join(dir, "hermit.lock");
 
+describe("hermit lock while hermit.yaml changes", () => {
+  it("an edit (or an add) while the servers run: nothing written, exit 3, run it again", async () => {
+    const tmp = tempDir();
+    try {
+      const dir = tmp.path;
+      const starts = path.join(dir, "starts");
+      adapter(dir, { RUG_STATE: starts, RUG_START_DELAY_MS: "1500" });
+      const running = runHermit(["lock", dir], { timeoutMs: 60_000 });
+      await waitFor(() => existsSync(starts), { timeoutMs: 30_000, what: "the server to start" });
+      const edited = readFileSync(path.join(dir, "hermit.yaml"), "utf8") + "# edited meanwhile\n";
+      writeFileSync(path.join(dir, "hermit.yaml"), edited);
+      const r = await running;
+      assert.equal(r.code, 3, r.stdout + r.stderr);
+      assert.match(
+        r.stderr,
+        /hermit\.yaml changed while its servers ran; nothing written; run hermit lock again/,
+      );
+      assert.equal(existsSync(lockFile(dir)), false, "no lock written from the old hermit.yaml");
+      assert.equal(readFileSync(path.join(dir, "hermit.yaml"), "utf8"), edited);
+      assert.equal((await runHermit(["lock", dir], { timeoutMs: 60_000 })).code, 0, "again: written");
+    } finally {
+      tmp.cleanup();
+    }
+  });
+});
+
 describe("a rug pull between two starts", () => {
   const tmp = tempDir();
   const reaper = new Reaper();

@@ -1,0 +1,52 @@
+/**
+ * Writing hermit.yaml and hermit.lock at the end of a run that took a while (`hermit add` starts
+ * its entry, `hermit lock` every server): one writer at a time on this machine (a lock in hermit's
+ * state directory), and the run's plan is held against the files as they are by then — another
+ * `hermit add` or an edit may have landed meanwhile, and writing what was read at the start would
+ * silently undo it.
+ */
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import process from "node:process";
+import { HermitError } from "../errors.ts";
+import { acquireLock } from "../platform/lock.ts";
+import { homeDir, stateDir } from "../platform/paths.ts";
+import type { Lock, LockState } from "./types.ts";
+
+/** How long a write waits for another hermit's (they take milliseconds). */
+const WRITE_LOCK_MS = 30_000;
+
+/** Run `write` holding the machine's adapter-write lock. */
+export async function whileWriting<T>(write: () => T): Promise<T> {
+  const dir = stateDir(process.platform, process.env, homeDir());
+  const file = path.join(dir, "adapter-write.lock");
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    throw new HermitError(`cannot create hermit's state directory ${dir} (${code}); set HERMIT_HOME`);
+  }
+  const lock = await acquireLock(file, WRITE_LOCK_MS);
+  if (!lock) throw new HermitError(`another hermit is writing an adapter (lock ${file}); try again`);
+  try {
+    return write();
+  } finally {
+    lock.release();
+  }
+}
+
+/**
+ * Pure: the lock to write after a run that locked `server`: the lock on disk now with that
+ * server's entry from the run (entries another writer added meanwhile kept), or the run's whole
+ * lock when there is no readable lock on disk.
+ */
+export function lockWithServer(now: LockState, ran: Lock, server: string): Lock {
+  if (now.kind !== "ok") return ran;
+  const ours = Object.entries(ran.servers).filter(([name]) => name === server);
+  const servers = Object.fromEntries([
+    ...Object.entries(ran.servers),
+    ...Object.entries(now.lock.servers),
+    ...ours,
+  ]);
+  return { ...now.lock, servers };
+}
