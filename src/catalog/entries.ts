@@ -3,41 +3,13 @@
  * to one version whose tool list a test in the suite checks against what that version really
  * lists, with the tools it offers (and which of them only read), the trust tier and the include
  * list `hermit add` writes by default, the environment it needs (placeholders, never values) and
- * a sandbox policy that fits it, in the manifest's `sandbox:` shape. Pure data.
+ * a sandbox policy that fits it, in the manifest's `sandbox:` shape (what an entry says: `entry.ts`).
+ * Pure data.
  */
 
-/** The manifest's `sandbox:` block (`off`, or what a confined server may also read, write and reach). */
-export type SandboxPolicy = "off" | {
-  read?: string[];
-  deny_read?: string[];
-  write?: string[];
-  network: "none" | "all" | string[];
-  require?: boolean;
-};
+import type { CatalogEntry } from "./entry.ts";
 
-export interface CatalogEntry {
-  /** The catalog name, and the default `mcp_servers` key. */
-  name: string;
-  summary: string;
-  package: string;
-  version: string;
-  /** Arguments after the package; `{root}` is the directory given with `--root`. */
-  args: string[];
-  /** Required variables, as `${env:…}` placeholders (`hermit add` never writes a value). */
-  env: Record<string, string>;
-  /** Variables the server reads when set, for the catalog's description only. */
-  optionalEnv?: Record<string, string>;
-  trust: "full" | "untrusted";
-  /** Every tool the pinned version offers (with hermit's client), in the order it lists them. */
-  tools: string[];
-  /** The tools that only read (vetted here; a server's own readOnlyHint is never believed). */
-  readOnly: string[];
-  /** What `hermit add` exports unless `--tools` names others. */
-  include: string[];
-  sandbox: SandboxPolicy;
-  /** Why the policy and the defaults are what they are. */
-  notes: string;
-}
+export type { CatalogEntry, SandboxPolicy } from "./entry.ts";
 
 /** npx keeps the packages it runs (and its logs) in the npm cache: a confined npx must write there. */
 const NPM_CACHE = "${userHome}/.npm";

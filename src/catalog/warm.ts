@@ -4,14 +4,15 @@
  * first start on a fresh machine does not fail with ENOTCACHED. The fetch is npx's own install
  * with install scripts off, running only the runtime's own `--version` by its absolute path
  * afterwards (never a bin of the package): no code of the package runs. It runs in a private new
- * directory holding an empty `package.json`, so that directory is npm's project: no project
+ * directory (`fetch_dir.ts`: named after its owner, so a later fetch removes it when a kill left it
+ * behind) holding an empty `package.json`, so that directory is npm's project: no project
  * `.npmrc` of anyone else's (a shared /tmp, the user's project) can set npm's `script-shell` or
  * anything else for it, and no `node_modules` can answer for the package. npx runs in a process
  * group of its own under the watchdog, like every server hermit starts: a `kill -9` of `hermit add`
  * takes the download with it. POSIX only (on Windows npx is a `.cmd`; the start there needs a warm
  * cache as before).
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import process from "node:process";
@@ -19,6 +20,7 @@ import { which } from "../platform/which.ts";
 import { spawnInGroup } from "../process/group.ts";
 import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
 import type { CatalogEntry } from "./entries.ts";
+import { makeFetchDir, noteFetchGroup } from "./fetch_dir.ts";
 
 /** Does starting `entry` confined need its package in npm's cache already? */
 export function needsWarmCache(entry: CatalogEntry): boolean {
@@ -41,12 +43,13 @@ export async function warmNpmCache(entry: CatalogEntry): Promise<string | undefi
     if (v !== undefined && k !== "npm_config_offline") env[k] = v;
   }
   env.npm_config_ignore_scripts = "true";
-  const project = mkdtempSync(path.join(tmpdir(), "hermit-fetch-")); // 0700: only ours
+  const project = makeFetchDir(tmpdir()); // 0700: only ours
   enableWatchdog();
   try {
     writeFileSync(path.join(project, "package.json"), "{}\n");
     const [file, ...args] = warmArgv(npx, pkg, process.execPath);
     const group = spawnInGroup(file, args, { env, cwd: project, stdio: ["ignore", "ignore", "inherit"] });
+    noteFetchGroup(project, group.pgid);
     const status = await group.exited;
     await group.stop(); // anything it left running
     return status.code === 0 ? undefined : `fetching ${pkg} into the npm cache failed (npx ${status.reason})`;

@@ -3,7 +3,8 @@
  * run. The IOC blocklist (the June 2026 hermes-0day campaign) anywhere in the entry; the
  * network-egress shape and the persistence shape when the command is a shell interpreter, after
  * unwrapping wrappers (shell_unwrap.ts). A POSIX shell's payload is read as the shell reads it
- * (shell_words.ts: quotes and escapes removed, so `c''url` is `curl`): egress is a command that
+ * (shell_words.ts: quotes and escapes removed, so `c''url` is `curl`; shell_command.ts: each
+ * simple command's words expanded, the assignments before it taken): egress is a command that
  * reaches the network (a path component such as `/opt/nc/server` is not a command) or a
  * `/dev/tcp/` path; persistence is a write to a login file, SSH keys, cron and the like (reading
  * is not writing: `source ~/.bashrc` passes, `>> ~/.bashrc` does not). Nested shells,
@@ -28,10 +29,8 @@ import {
   textHandedOn,
   writtenFiles,
 } from "./shell_effects.ts";
+import { dropPrefix, expandCommand } from "./shell_command.ts";
 import {
-  expandBraces,
-  expandText,
-  expandWord,
   inputFrom,
   noParams,
   noteLoop,
@@ -66,7 +65,7 @@ import {
   unescapeText,
   worse,
 } from "./screen_shapes.ts";
-import { ASSIGNMENT, baseName, findShell, splitCommand, unwrap } from "./shell_unwrap.ts";
+import { baseName, findShell, splitCommand, unwrap } from "./shell_unwrap.ts";
 import { parseShell, type Redirect, type SimpleCommand } from "./shell_words.ts";
 
 export { EGRESS_PATTERN, EXFIL_HINT_PATTERN, IOC_SUBSTRINGS, PERSISTENCE_PATTERN } from "./screen_shapes.ts";
@@ -91,11 +90,6 @@ const MAX_DEPTH = 8;
 const DEV_NET = /\/dev\/(?:tcp|udp)\//i;
 /** The egress shape at a command's start: `curl …`, `openssl s_client …`, `certutil … -urlcache`. */
 const EGRESS_COMMAND = new RegExp(`^(?:${EGRESS_PATTERN.source})`, "i");
-/** Words that may stand where a command name does without being one. */
-const RESERVED = new Set(
-  "if then else elif fi do done while until case esac for select function coproc { } ! [[ ]]".split(" "),
-);
-const DECLARERS = new Set(["export", "local", "declare", "typeset", "readonly"]);
 /** A POSIX shell's "run this": `-c`, `-lc`, `-xec`, … */
 const POSIX_COMMAND_FLAG = /^-[a-zA-Z]*c[a-zA-Z]*$/;
 
@@ -196,39 +190,12 @@ function commandFinding(
   encoded: boolean,
   resolved: Resolved[],
 ): Finding | undefined {
-  // variables the script set (`F=~/.bashrc; echo x >> $F`) and its parameters are followed
-  const vars = params.vars;
-  const braced = c.words.map((w, k) => ({ words: expandBraces(w), split: !!c.splits?.includes(k) }));
-  const raw = braced.flatMap((b) => b.words);
-  const splitting = braced.flatMap((b) => b.words.map(() => b.split));
-  const expanded = raw.map((w) => expandWord(w, params));
-  let words = expanded.flat();
-  /** The word each one was expanded from, when it holds an expansion (and whether IFS splits it). */
-  let origins = expanded.flatMap((ws, k) =>
-    ws.map(() => /[$`]/.test(raw[k]) ? { word: raw[k], split: splitting[k] } : undefined)
-  );
-  const drop = (n: number) => [words, origins] = [words.slice(n), origins.slice(n)];
-  const redirects = c.redirects.map((r) => ({ op: r.op, target: expandText(r.target, params) }));
-  const dev = [...words, ...redirects.map((r) => r.target)].map((w) => DEV_NET.exec(w)).find((m) => m);
+  const expanded = expandCommand(c, params);
+  const dev = [...expanded.words, ...expanded.redirects.map((r) => r.target)].map((w) => DEV_NET.exec(w))
+    .find((m) => m);
   if (dev) return { shape: "egress", what: dev[0], encoded };
-  noteLoop(words, params);
-  while (words.length && RESERVED.has(words[0])) drop(1);
-  const ifs = vars.get("IFS");
-  const assign = (w: string) => {
-    vars.set(w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1));
-    params.unseen.delete(w.slice(0, w.indexOf("=")));
-  };
-  for (; words.length && ASSIGNMENT.test(words[0]); drop(1)) assign(words[0]);
-  // `IFS=, read …` sets IFS for that one command
-  if (words.length && vars.get("IFS") !== ifs) ifs === undefined ? vars.delete("IFS") : vars.set("IFS", ifs);
-  if (words.length && DECLARERS.has(words[0])) {
-    // `declare -n R=X`: R is X under another name, which this reading does not follow
-    const nameref = words.some((w) => /^-[a-zA-Z]*n/.test(w));
-    for (const w of words.slice(1).filter((w) => ASSIGNMENT.test(w))) {
-      nameref ? params.unseen.add(w.slice(0, w.indexOf("="))) : assign(w);
-    }
-    drop(words.length);
-  }
+  noteLoop(expanded.words, params);
+  const { words, origins, redirects } = dropPrefix(expanded, params);
   noteSplitParameters(words, origins, params);
   updateParams(words, params, !c.piped && inputFrom(redirects) === "<");
   const argv = unwrap(words).argv;

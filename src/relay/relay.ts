@@ -2,28 +2,29 @@
  * The relay: what `hermit serve DIR` becomes for a standalone adapter (or with `--serve-url`). It
  * passes raw JSON-RPC both ways between the host (stdio lines) and the shared service (a
  * `ServiceLink`), so the host's own `initialize` and capabilities reach the service. Until a
- * session exists, what the host sends waits (a `ping` is answered here; a request before any
- * `initialize` gets JSON-RPC's Invalid Request). It must not die while its host lives: its
+ * session exists, what the host sends waits (what the relay answers itself, a `ping` then or a
+ * request before any `initialize`, is `own_answers.ts`). It must not die while its host lives: its
  * `ServiceConnection` (`connection.ts`) finds or relaunches a service that went away; the relay
  * then has the host's `initialize` replayed (or sends it again, if it was never answered), retries
  * what is safe to repeat (reads, and calls of read-only tools) and answers a write it cannot
  * confirm with "outcome uncertain"; a request that waits 30 s for a service that is not there gets
  * an error. An answer reaches the host only from the session its request went out on, and once;
  * anything else only from the current session. The service's requests reach the host under ids of
- * the relay's, and the host's answers only the session that asked (`asked.ts`). A 4xx is the service's answer, passed on; a
- * refusal for good (a wrong token) ends the relay.
+ * the relay's, and the host's answers only the session that asked (`asked.ts`). A 4xx is the
+ * service's answer, passed on; a refusal for good (a wrong token) ends the relay.
  */
 import type { JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { Exit, HermitError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { Clock } from "../mcp/upstream_lifecycle.ts";
-import { cancelledId, errorLine, type Message, resultLine, RpcCode } from "./jsonrpc.ts";
+import { cancelledId, errorLine, type Message, RpcCode } from "./jsonrpc.ts";
 import { AskedOfHost } from "./asked.ts";
 import { type Connect, connectHttp, type Link } from "./attach.ts";
 import { type ConnectionOwner, type RelayTarget, ServiceConnection } from "./connection.ts";
 import type { ServiceAddress } from "./link.ts";
 import type { PostResult } from "./link_outcomes.ts";
 import { type HostOut, Ledger, type Pending, type Request } from "./ledger.ts";
+import { ownAnswer, warmAnswer } from "./own_answers.ts";
 import { type Outage, WAIT_MS } from "./policy.ts";
 import type { WarmAnswers } from "./warm.ts";
 
@@ -96,22 +97,12 @@ export class Relay {
   /** One message from the host. */
   fromHost(m: Message): void {
     if (m.kind === "invalid") return this.#out(errorLine(m.id, m.code, m.message));
-    if (this.#refusal) {
-      if (m.kind === "request") this.#out(errorLine(m.id, RpcCode.InternalError, `hermit: ${this.#refusal}`));
-      return;
-    }
+    const own = ownAnswer(m, { refusal: this.#refusal, init: this.#init, open: this.#open });
+    if (own) return own.line === undefined ? undefined : this.#out(own.line);
     if (m.kind === "request") {
       if (m.method === "initialize") this.#init ??= m; // a second one goes on: the service answers it
-      else if (!this.#init && m.method !== "ping") {
-        return this.#out(errorLine(
-          m.id,
-          RpcCode.InvalidRequest,
-          `Invalid Request: '${m.method}' before initialize; a client sends initialize first (MCP lifecycle)`,
-        ));
-      }
-      // ping may come at any time; before a session exists it is answered here
-      if (m.method === "ping" && !this.#open) return this.#out(resultLine(m.id, {}));
-      if (this.#conn.warming && this.#answerWarm(m)) return;
+      const warm = this.#conn.warming ? warmAnswer(m, this.#warm, m === this.#init) : undefined;
+      if (warm) return (this.#ledger.learnTools(warm.tools, false), this.#out(warm.line));
       this.#ledger.wait(m);
     } else if (m.kind === "notification") {
       if (!this.#init) return log.debug(`relay: '${m.method}' before initialize, dropped`);
@@ -133,24 +124,6 @@ export class Relay {
     }
     this.#ledger.queue.push(m);
     this.#pump();
-  }
-
-  /** Before the service is up: answer initialize (and tools/list when the cache knows it all). */
-  #answerWarm(m: Request): boolean {
-    if (!this.#warm) return false;
-    if (m.method === "initialize" && m === this.#init) {
-      const requested = (m.req.params as { protocolVersion?: unknown } | undefined)?.protocolVersion;
-      this.#out(resultLine(m.id, this.#warm.initialize(requested))); // replayed to the service once it is up
-      return true;
-    }
-    if (m.method === "tools/list") {
-      const result = this.#warm.toolsList();
-      if (!result) return false;
-      this.#ledger.learnTools(result.tools, false);
-      this.#out(resultLine(m.id, result));
-      return true;
-    }
-    return false;
   }
 
   /** Send what can go now: everything once the session is open; before that only the initialize. */

@@ -7,7 +7,8 @@
  * bounded event store: a client whose stream dropped (or that the service closed after
  * `streamSeconds`, SEP-1699 polling) resumes it with GET and `Last-Event-ID`. Messages are checked
  * for shape only (http_checks.ts; the session server validates what it handles). Owned by the
- * session registry, which routes by session id and decides whether a request is taken at all.
+ * session registry, which routes by session id and decides whether a request is taken at all. A
+ * POST's requests until all are answered, and the plain answers that end them, are `http_exchange.ts`.
  */
 import {
   ErrorCode,
@@ -17,6 +18,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { EventStore } from "./event_store.ts";
+import { endedAnswer, type Exchange, jsonAnswer } from "./http_exchange.ts";
 import { checkGet, checkPost } from "./http_checks.ts";
 import { HTTP_REFUSED, jsonRpcError } from "./http_errors.ts";
 import { isRequest, isResponse } from "./jsonrpc_shape.ts";
@@ -34,21 +36,6 @@ export interface StreamOptions {
 const GET_STREAM = "GET";
 /** Clients from this version on understand priming events (empty data). */
 const PRIMING_FROM = "2025-11-25";
-
-/** One POST's requests, until all are answered. */
-interface Exchange {
-  stream: string;
-  pending: Set<RequestId>;
-  batch: boolean;
-  /** Set while the HTTP answer is still undecided (plain JSON unless something streams). */
-  decide?: (r: Response) => void;
-  answers: string[];
-  /** The client takes JSON only: nothing streams on this exchange. */
-  jsonOnly: boolean;
-  /** The live SSE connection, if any (none after a close for polling until the client resumes). */
-  sse?: SseStream;
-  timer?: ReturnType<typeof setTimeout>;
-}
 
 export class HttpSessionTransport implements Transport {
   sessionId?: string;
@@ -192,13 +179,7 @@ export class HttpSessionTransport implements Transport {
     this.#closed = true;
     this.#standalone?.close();
     for (const ex of [...this.#exchanges.values()]) {
-      ex.decide?.(
-        jsonRpcError(
-          500,
-          ErrorCode.InternalError,
-          "the session ended while this request ran; whether it took effect is unknown",
-        ),
-      );
+      ex.decide?.(endedAnswer());
       ex.decide = undefined;
       ex.sse?.close();
       this.#drop(ex);
@@ -254,19 +235,8 @@ export class HttpSessionTransport implements Transport {
 
   /** Every request of the exchange is answered. */
   #finish(ex: Exchange): void {
-    if (ex.decide) {
-      const body = ex.batch ? `[${ex.answers.join(",")}]` : ex.answers[0];
-      ex.decide(
-        new Response(body, {
-          status: 200,
-          headers: {
-            "content-type": "application/json",
-            ...(this.sessionId ? { "mcp-session-id": this.sessionId } : {}),
-          },
-        }),
-      );
-      ex.decide = undefined;
-    }
+    ex.decide?.(jsonAnswer(ex, this.sessionId));
+    ex.decide = undefined;
     ex.sse?.close();
     this.#drop(ex);
   }
