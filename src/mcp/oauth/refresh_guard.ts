@@ -94,7 +94,14 @@ export class RefreshGuard {
     const shared = this.#shared;
     if (!shared) return await this.#send(url, init, sent);
     const since = Date.now();
-    const lock = await acquireLock(shared.lockPath(), REFRESH_LOCK_MS);
+    let lockFile: string;
+    try {
+      lockFile = shared.lockPath();
+    } catch (err) {
+      this.transientFailure = `cannot lock the stored login: ${messageOf(err)}`;
+      throw err;
+    }
+    const lock = await acquireLock(lockFile, REFRESH_LOCK_MS);
     if (!lock) {
       this.transientFailure = `another hermit has been refreshing this login for ${REFRESH_LOCK_MS / 1000} s`;
       throw new Error(this.transientFailure);
