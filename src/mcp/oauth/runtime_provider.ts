@@ -51,6 +51,8 @@ export class RuntimeOAuthProvider implements OAuthClientProvider, SharedLogin {
   /** The client file (by stamp) the authorization server refused; a new login replaces it. */
   #refusedClient: string | undefined;
   #verifier: string | undefined;
+  /** Access tokens of refreshes the guard stored, or left unstored for a newer login: not saved again. */
+  readonly #settled = new Set<string>();
 
   constructor(o: RuntimeProviderOptions) {
     this.#o = o;
@@ -104,6 +106,7 @@ export class RuntimeOAuthProvider implements OAuthClientProvider, SharedLogin {
 
   /** After a refresh: the new tokens, keeping the refresh token when the response left it out. */
   saveTokens(tokens: OAuthTokens): void {
+    if (this.#settled.delete(tokens.access_token)) return;
     const binding = { serverUrl: this.#o.serverUrl, clientId: this.#clientId() };
     this.store.writeTokens(toRecord(tokens, binding, this.#now(), this.store.readTokens(), true));
   }
@@ -117,13 +120,16 @@ export class RuntimeOAuthProvider implements OAuthClientProvider, SharedLogin {
     const t = rec && this.tokens();
     if (!rec || !t || t.expires_in === 0) return undefined;
     const rotated = t.refresh_token !== undefined && t.refresh_token !== sent;
-    return rotated || Date.parse(rec.saved_at) >= since ? t : undefined;
+    if (!rotated && Date.parse(rec.saved_at) < since) return undefined;
+    this.#settled.add(t.access_token);
+    return t;
   }
 
   save(sent: string, answer: OAuthTokens): void {
     const previous = this.store.readTokens();
     // a login stored meanwhile is not this refresh's to replace
     if (previous?.refresh_token === sent) this.saveTokens({ ...answer, issuer: previous.issuer });
+    this.#settled.add(answer.access_token);
   }
 
   redirectToAuthorization(): never {

@@ -242,6 +242,32 @@ describe("RuntimeOAuthProvider with the SDK's auth()", () => {
     }
   });
 
+  it("a login stored while a refresh is on its way is kept, not replaced by the refresh's answer", async () => {
+    const s = setup({ refresh: "rotate", delayMs: 200 });
+    try {
+      const running = s.run();
+      await new Promise((r) => setTimeout(r, 50));
+      const login = toRecord(
+        {
+          access_token: "at-login",
+          token_type: "bearer",
+          expires_in: 60,
+          refresh_token: "rt-login",
+          issuer: AS,
+        },
+        { serverUrl: MCP, clientId: "client-1" },
+        Date.now(),
+      );
+      s.store.writeTokens(login);
+      assert.equal(await running, "AUTHORIZED");
+      assert.equal(s.server.tokenCalls().length, 1);
+      assert.equal(s.store.readTokens()?.access_token, "at-login", "the login is what is stored");
+      assert.equal(s.store.readTokens()?.refresh_token, "rt-login");
+    } finally {
+      s.tmp.cleanup();
+    }
+  });
+
   it("a refresh after another process's login uses that login, not the refresh token it read", async () => {
     const s = setup({ refresh: "rotate" });
     try {
