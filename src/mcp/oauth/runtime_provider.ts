@@ -106,7 +106,7 @@ export class RuntimeOAuthProvider implements OAuthClientProvider, SharedLogin {
 
   /** After a refresh: the new tokens, keeping the refresh token when the response left it out. */
   saveTokens(tokens: OAuthTokens): void {
-    if (this.#settled.delete(tokens.access_token)) return;
+    if (this.#settled.has(tokens.access_token)) return; // every caller of one merged refresh
     const binding = { serverUrl: this.#o.serverUrl, clientId: this.#clientId() };
     this.store.writeTokens(toRecord(tokens, binding, this.#now(), this.store.readTokens(), true));
   }
