@@ -301,3 +301,76 @@ describe("a record's keys are its own, never Object's", () => {
     }
   });
 });
+
+describe("a record item naming the whole document ([] as a key path)", () => {
+  const recordOf = (dir: string) => path.join(dir, "deployed.json");
+  /** Deploy, edit the record with `edit`, and expect the removal refused, nothing written. */
+  async function refused(
+    s: ReturnType<typeof sandbox>,
+    scope: "project" | "user",
+    host: string,
+    edit: (r: { items: { path?: string[] }[]; files: Record<string, { containers: string[][] }> }) => void,
+    field: string,
+  ): Promise<void> {
+    await deploy(s, { scope, hosts: [host] });
+    const dir = scope === "project"
+      ? path.join(s.project, ".hermit")
+      : path.join(s.env.HERMIT_HOME, "convert");
+    const record = JSON.parse(readFileSync(recordOf(dir), "utf8"));
+    edit(record);
+    writeFileSync(recordOf(dir), JSON.stringify(record));
+    const where = scope === "project" ? s.project : s.home;
+    const before = snapshot(where, []);
+    const re = new RegExp(
+      `^\\S+deployed\\.json is not a hermit deploy record \\(${
+        field.replace(/[.[\]]/g, "\\$&")
+      } is \\[\\], the whole document; hermit records only keys inside it\\); repair it, or delete it \\(`,
+    );
+    for (const dryRun of [true, false]) await rejects(deploy(s, { scope, remove: true, dryRun }), 1, re);
+    assert.deepEqual(snapshot(where, []), before, "nothing written");
+  }
+
+  it('a container [] in a JSON file\'s record is refused, not a removal that leaves {"mcpServers": {}} behind', async () => {
+    const s = sandbox();
+    try {
+      // before: exit 0, "removed MCP server notes from .mcp.json", "nothing hermit wrote is left
+      // here", and the .mcp.json hermit had created stayed, holding {"mcpServers": {}}
+      await refused(s, "project", "claude", (r) => {
+        r.files[".mcp.json"].containers = [[]];
+      }, 'files[".mcp.json"].containers[0]');
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it("an entry whose path is [] is refused, not reported removed while the file keeps it", async () => {
+    const s = sandbox();
+    try {
+      await refused(s, "project", "claude", (r) => {
+        r.items[0].path = [];
+      }, "items[0].path");
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it("in a YAML file (convert, Hermes) both are refused, not 'error: unexpected'", async () => {
+    for (const edit of ["container", "path"]) {
+      const s = sandbox();
+      try {
+        await refused(
+          s,
+          "user",
+          "hermes",
+          (r) => {
+            if (edit === "path") r.items[0].path = [];
+            else r.files[".hermes/config.yaml"].containers.push([]);
+          },
+          edit === "path" ? "items[0].path" : 'files[".hermes/config.yaml"].containers[1]',
+        );
+      } finally {
+        s.cleanup();
+      }
+    }
+  });
+});
