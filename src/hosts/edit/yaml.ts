@@ -123,7 +123,8 @@ export function restoreYaml(text: string, path: string[], raw: string, file = "f
 
 /**
  * Remove the pair at `path`: a top-level pair goes with the blank line `setYaml` put before it, and
- * a mapping emptied by it gets back the `{}` text recorded in `interiors`.
+ * a mapping emptied by it gets back the `{}` text recorded in `interiors` (when that text is the
+ * same key's `{}`).
  */
 export function removeYaml(
   text: string,
@@ -137,9 +138,22 @@ export function removeYaml(
   let out = removeLines(text, from, to, path.length === 1);
   const parentKey = path.slice(0, -1).join("\0");
   if (path.length > 1 && parentKey in interiors && yamlEmpty(out, path.slice(0, -1), file)) {
-    out = restoreYaml(out, path.slice(0, -1), interiors[parentKey], file);
+    const restored = restoreYaml(out, path.slice(0, -1), interiors[parentKey], file);
+    if (onlyEmptied(out, restored, path.slice(0, -1))) out = restored;
   }
   return out;
+}
+
+/**
+ * True when `after` holds what `before` holds with the mapping at `path` written `{}`: an interior
+ * from a record (a project's file) that is anything but that key's `{}` is not put back.
+ */
+function onlyEmptied(before: string, after: string, path: string[]): boolean {
+  const doc = parseDocument(after);
+  if (doc.errors.length) return false;
+  const want = parseDocument(before);
+  want.setIn(path, want.createNode({}));
+  return JSON.stringify(doc.toJS()) === JSON.stringify(want.toJS());
 }
 
 /** True when the mapping at `path` is there and holds nothing. */

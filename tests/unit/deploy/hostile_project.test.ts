@@ -9,6 +9,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { parseDocument } from "yaml";
 import { HermitError } from "../../../src/errors.ts";
 import { sha256 } from "../../../src/deploy/state.ts";
 import { deploy, sandbox, snapshot } from "../../helpers/deploy.ts";
@@ -371,6 +372,76 @@ describe("a record item naming the whole document ([] as a key path)", () => {
       } finally {
         s.cleanup();
       }
+    }
+  });
+});
+
+describe("a record's interiors (the text of an emptied {}) put back on removal", () => {
+  /** Deploy into the user's own file, set the record's interior of `key` to `text`, remove. */
+  async function removeWithInterior(
+    s: ReturnType<typeof sandbox>,
+    scope: "project" | "user",
+    file: string,
+    key: string,
+    text: string,
+  ): Promise<string> {
+    const host = scope === "project" ? "claude" : "hermes";
+    await deploy(s, { scope, hosts: [host] });
+    const recordFile = scope === "project"
+      ? path.join(s.project, ".hermit", "deployed.json")
+      : path.join(s.env.HERMIT_HOME, "convert", "deployed.json");
+    const record = JSON.parse(readFileSync(recordFile, "utf8"));
+    assert.ok(key in record.files[file].interiors, "hermit noted the {} it filled");
+    record.files[file].interiors[key] = text;
+    writeFileSync(recordFile, JSON.stringify(record));
+    await deploy(s, { scope, remove: true });
+    return readFileSync(path.join(scope === "project" ? s.project : s.home, file), "utf8");
+  }
+
+  it("JSON: one that is not blank is not spliced in (it wrote invalid JSON into the user's file)", async () => {
+    const s = sandbox();
+    try {
+      writeFileSync(path.join(s.project, ".mcp.json"), '{"mcpServers": {}, "mine": 1}\n');
+      // before: {"mcpServers": {"x": 1, oops}, "mine": 1}, reported "removed MCP server notes"
+      const text = await removeWithInterior(s, "project", ".mcp.json", "mcpServers", '"x": 1, oops');
+      assert.deepEqual(JSON.parse(text), { mcpServers: {}, mine: 1 });
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it("YAML: one that is not that key's {} is not put back (it wrote invalid YAML, or a key of its own)", async () => {
+    for (const planted of ["mcp_servers: [oops", "mcp_servers: {}\nplanted: 1", "other: {}"]) {
+      const s = sandbox();
+      try {
+        mkdirSync(path.join(s.home, ".hermes"));
+        writeFileSync(path.join(s.home, ".hermes", "config.yaml"), "model: x\nmcp_servers: {}\n");
+        const text = await removeWithInterior(s, "user", ".hermes/config.yaml", "mcp_servers", planted);
+        const doc = parseDocument(text);
+        assert.deepEqual(doc.errors, [], `${planted}: ${text}`);
+        assert.deepEqual(doc.toJS(), { model: "x", mcp_servers: null }, `${planted}: ${text}`);
+      } finally {
+        s.cleanup();
+      }
+    }
+  });
+
+  it("what hermit notes is still put back byte for byte", async () => {
+    const s = sandbox();
+    try {
+      writeFileSync(path.join(s.project, ".mcp.json"), '{"mcpServers": { }, "mine": 1}\n');
+      assert.equal(
+        await removeWithInterior(s, "project", ".mcp.json", "mcpServers", " "),
+        '{"mcpServers": { }, "mine": 1}\n',
+      );
+      mkdirSync(path.join(s.home, ".hermes"));
+      writeFileSync(path.join(s.home, ".hermes", "config.yaml"), "model: x\nmcp_servers: {}\n");
+      assert.equal(
+        await removeWithInterior(s, "user", ".hermes/config.yaml", "mcp_servers", "mcp_servers: {}"),
+        "model: x\nmcp_servers: {}\n",
+      );
+    } finally {
+      s.cleanup();
     }
   });
 });
