@@ -211,7 +211,9 @@ export class Engine {
     }
     const fr = this.state.files[rec.file] ?? { created: false, containers: [], interiors: {} };
     let out = ops.remove(text, rec.path!, fr.interiors, show);
-    for (const c of [...fr.containers].sort((a, b) => b.length - a.length)) {
+    // hermit added a container for an entry inside it: one off this entry's path is not its to take
+    const onPath = fr.containers.filter((c) => c.length < rec.path!.length && startsWith(rec.path!, c));
+    for (const c of onPath.sort((a, b) => b.length - a.length)) {
       const used = this.state.items.some((r) => r.file === rec.file && r.path && startsWith(r.path, c));
       if (!used && isEmptyAt(ops, out, c, show)) {
         out = ops.remove(out, c, fr.interiors, show);

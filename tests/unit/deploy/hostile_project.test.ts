@@ -445,3 +445,38 @@ describe("a record's interiors (the text of an emptied {}) put back on removal",
     }
   });
 });
+
+describe("a record's containers (the objects hermit added for an entry) on removal", () => {
+  it("one off the removed entry's path is the user's: their {} and null stay", async () => {
+    const s = sandbox();
+    try {
+      const mine =
+        '{\n  "keep": {},\n  "nul": null,\n  "mcpServers": {\n    "mine": { "command": "x" }\n  }\n}\n';
+      writeFileSync(path.join(s.project, ".mcp.json"), mine);
+      mkdirSync(path.join(s.home, ".hermes"));
+      const yaml = "keep: {}\nnul:\nmcp_servers:\n  mine:\n    command: x\n";
+      writeFileSync(path.join(s.home, ".hermes", "config.yaml"), yaml);
+      await deploy(s, { hosts: ["claude"] });
+      await deploy(s, { scope: "user", hosts: ["hermes"] });
+      for (
+        const recordFile of [
+          path.join(s.project, ".hermit", "deployed.json"),
+          path.join(s.env.HERMIT_HOME, "convert", "deployed.json"),
+        ]
+      ) {
+        const record = JSON.parse(readFileSync(recordFile, "utf8"));
+        for (const f of Object.values(record.files) as { containers: string[][] }[]) {
+          f.containers = [["keep"], ["nul"]];
+        }
+        writeFileSync(recordFile, JSON.stringify(record));
+      }
+      // before: both were deleted as emptied containers of hermit's
+      await deploy(s, { remove: true });
+      await deploy(s, { scope: "user", remove: true });
+      assert.equal(readFileSync(path.join(s.project, ".mcp.json"), "utf8"), mine);
+      assert.equal(readFileSync(path.join(s.home, ".hermes", "config.yaml"), "utf8"), yaml);
+    } finally {
+      s.cleanup();
+    }
+  });
+});
