@@ -11,6 +11,7 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileS
 import path from "node:path";
 import { parseDocument } from "yaml";
 import { HermitError } from "../../../src/errors.ts";
+import { renderReport } from "../../../src/deploy/report.ts";
 import { sha256 } from "../../../src/deploy/state.ts";
 import { deploy, sandbox, snapshot } from "../../helpers/deploy.ts";
 
@@ -477,6 +478,76 @@ describe("a record's containers (the objects hermit added for an entry) on remov
       assert.equal(readFileSync(path.join(s.home, ".hermes", "config.yaml"), "utf8"), yaml);
     } finally {
       s.cleanup();
+    }
+  });
+});
+
+describe("a file hermit created whose record misses the container it added", () => {
+  /** Deploy into a fresh file, set its record's containers, remove; the report's text. */
+  async function removeWith(
+    s: ReturnType<typeof sandbox>,
+    scope: "project" | "user",
+    containers: string[][],
+    edit?: (file: string) => void,
+  ): Promise<string> {
+    const [host, file] = scope === "project" ? ["claude", ".mcp.json"] : ["hermes", ".hermes/config.yaml"];
+    await deploy(s, { scope, hosts: [host] });
+    const recordFile = scope === "project"
+      ? path.join(s.project, ".hermit", "deployed.json")
+      : path.join(s.env.HERMIT_HOME, "convert", "deployed.json");
+    const record = JSON.parse(readFileSync(recordFile, "utf8"));
+    assert.equal(record.files[file].created, true);
+    record.files[file].containers = containers;
+    writeFileSync(recordFile, JSON.stringify(record));
+    edit?.(path.join(scope === "project" ? s.project : s.home, file));
+    return renderReport(await deploy(s, { scope, remove: true }));
+  }
+
+  for (
+    const [label, containers] of [
+      ["none", []],
+      ["one of a different type", [["mcpServers", "notes", "command"], ["mcp_servers", "notes", "command"]]],
+      ["a deep path not in the file", [["a", "b", "c", "d", "e", "f"]]],
+    ] as const
+  ) {
+    it(`(${label}): the file goes when only empty objects are left, and the report says so`, async () => {
+      for (const scope of ["project", "user"] as const) {
+        const s = sandbox();
+        try {
+          // before: {"mcpServers": {}} (JSON) or "mcp_servers:" (YAML) stayed, and the report said
+          // "removed MCP server notes from .mcp.json" and "nothing hermit wrote is left here"
+          const text = await removeWith(s, scope, containers.map((c) => [...c]));
+          const shown = scope === "project" ? ".mcp.json" : "~/.hermes/config.yaml";
+          assert.ok(text.includes(`  removed MCP server notes and ${shown} (hermit had created it)\n`), text);
+          assert.deepEqual([...snapshot(scope === "project" ? s.project : s.home, []).keys()], []);
+        } finally {
+          s.cleanup();
+        }
+      }
+    });
+  }
+
+  it("what the user added to it (a value, a comment) keeps it, and the report does not say it went", async () => {
+    const edits: [string, string, (t: string) => string][] = [
+      ["project", "a value", (t) => t.replace('"mcpServers": {', '"mine": [],\n  "mcpServers": {')],
+      ["project", "a comment", (t) => "// mine\n" + t],
+      ["user", "a comment", (t) => t + "# mine\n"],
+      ["user", "a value", (t) => "model: x\n" + t],
+    ];
+    for (const [scope, label, edit] of edits) {
+      const s = sandbox();
+      try {
+        const text = await removeWith(
+          s,
+          scope as "project",
+          [],
+          (f) => writeFileSync(f, edit(readFileSync(f, "utf8"))),
+        );
+        assert.match(text, /^ {2}removed MCP server notes from \S+$/m, `${scope} ${label}: ${text}`);
+        assert.equal(snapshot(scope === "project" ? s.project : s.home, []).size, 1, `${scope} ${label}`);
+      } finally {
+        s.cleanup();
+      }
     }
   });
 });
