@@ -96,7 +96,7 @@ export class Engine {
     else if (rec && cur.found && cur.hash !== rec.hash && !this.force) {
       this.conflicts.push(`${where}: changed since hermit wrote it; --force overwrites the change`);
       return;
-    } else if (!rec && cur.found && !cur.editable) {
+    } else if (cur.found && !cur.editable) {
       this.conflicts.push(`${where}: written in a form hermit does not edit; change it by hand`);
       return;
     } else if (!rec && cur.found && !this.force) {
@@ -145,6 +145,16 @@ export class Engine {
         `${
           this.show(file)
         }: ${rec.what}: changed since hermit wrote it, so left in place (--force removes it)`,
+      );
+      this.outcomes.push({ owners: gone, file, what: rec.what, status: "kept" });
+      return;
+    }
+    if (cur.found && !cur.editable) {
+      // the user rewrote its form (a YAML flow mapping, a TOML inline table): taking its lines out
+      // would take others' too, and doing nothing is no removal. Still theirs on record.
+      const where = `${this.show(file)}: ${rec.what}`;
+      this.warnings.push(
+        `${where}: written in a form hermit does not edit, so left in place; take it out by hand`,
       );
       this.outcomes.push({ owners: gone, file, what: rec.what, status: "kept" });
       return;

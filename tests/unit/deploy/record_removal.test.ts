@@ -8,11 +8,14 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseDocument } from "yaml";
 import { HermitError } from "../../../src/errors.ts";
 import { renderReport } from "../../../src/deploy/report.ts";
+import type { Json } from "../../../src/hosts/edit/json.ts";
+import { readToml, tomlValue } from "../../../src/hosts/edit/toml.ts";
+import { readYaml } from "../../../src/hosts/edit/yaml.ts";
 import { deploy, sandbox, snapshot } from "../../helpers/deploy.ts";
 
 async function rejects(p: Promise<unknown>, code: number, re: RegExp): Promise<void> {
@@ -267,6 +270,87 @@ describe("a file hermit created whose record misses the container it added", () 
       } finally {
         s.cleanup();
       }
+    }
+  });
+});
+
+describe("an entry hermit cannot take out as it is written (the user rewrote its form)", () => {
+  /** Convert into `host`, rewrite `file` with `rewrite(value of the entry)`, remove (and --force). */
+  async function rewrittenThenRemoved(
+    host: string,
+    file: string,
+    rewrite: (v: Json) => string,
+  ): Promise<void> {
+    const s = sandbox();
+    try {
+      await deploy(s, { scope: "user", hosts: [host] });
+      const abs = path.join(s.home, file);
+      const read = file.endsWith(".yaml") ? readYaml : readToml;
+      const found = read(readFileSync(abs, "utf8"), ["mcp_servers", "notes"]);
+      assert.ok(found.found);
+      const mine = rewrite(found.value as Json);
+      writeFileSync(abs, mine);
+      for (const force of [false, true]) {
+        // before: YAML lost the whole line (the user's own server too); TOML was reported removed
+        // and dropped from the record while the file kept it
+        const text = renderReport(await deploy(s, { scope: "user", remove: true, force }));
+        assert.equal(readFileSync(abs, "utf8"), mine, `--force ${force}`);
+        assert.match(text, new RegExp(`^ {2}left MCP server notes in ~/${file.replace(".", "\\.")} `, "m"));
+        assert.match(
+          text,
+          /^warning: \S+: MCP server notes: written in a form hermit does not edit, so left in place; take it out by hand$/m,
+        );
+        const record = JSON.parse(
+          readFileSync(path.join(s.env.HERMIT_HOME, "convert", "deployed.json"), "utf8"),
+        );
+        assert.ok(record.items.some((i: { path?: string[] }) => i.path?.join(".") === "mcp_servers.notes"));
+      }
+      const byHand = file.endsWith(".yaml") ? "model: x\n" : 'model = "x"\n';
+      writeFileSync(abs, byHand);
+      await deploy(s, { scope: "user", remove: true }); // taken out by hand: the record forgets it
+      assert.equal(readFileSync(abs, "utf8"), byHand);
+      assert.equal(existsSync(path.join(s.env.HERMIT_HOME, "convert", "deployed.json")), false);
+    } finally {
+      s.cleanup();
+    }
+  }
+
+  it("YAML: inside a flow mapping with the user's own server, nothing of that line is lost", async () => {
+    await rewrittenThenRemoved(
+      "hermes",
+      ".hermes/config.yaml",
+      (v) => `model: x\nmcp_servers: {notes: ${JSON.stringify(v)}, mine: {command: x}}\n`,
+    );
+  });
+
+  it("TOML: as an inline table, it is not reported removed while the file keeps it", async () => {
+    await rewrittenThenRemoved(
+      "codex",
+      ".codex/config.toml",
+      (v) => `model = "x"\n\n[mcp_servers]\nnotes = ${tomlValue(v)}\nmine = { command = "x" }\n`,
+    );
+  });
+
+  it("YAML: a deploy that changes it refuses, saying why", async () => {
+    const s = sandbox();
+    try {
+      await deploy(s, { scope: "user", hosts: ["hermes"] });
+      const abs = path.join(s.home, ".hermes", "config.yaml");
+      const found = readYaml(readFileSync(abs, "utf8"), ["mcp_servers", "notes"]);
+      const mine = `mcp_servers: {notes: ${
+        JSON.stringify(found.found && found.value)
+      }, mine: {command: x}}\n`;
+      writeFileSync(abs, mine);
+      // before: refused too (the edit did not read back), as 'could not write mcp_servers.notes so
+      // that it reads back; edit the file by hand'
+      await rejects(
+        deploy(s, { scope: "user", hosts: ["hermes"], serveUrl: "http://127.0.0.1:9/mcp" }),
+        2,
+        /^~\/\.hermes\/config\.yaml: MCP server notes: written in a form hermit does not edit; change it by hand\nnothing was written$/,
+      );
+      assert.equal(readFileSync(abs, "utf8"), mine);
+    } finally {
+      s.cleanup();
     }
   });
 });
