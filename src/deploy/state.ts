@@ -141,9 +141,16 @@ export function recordProblem(s: unknown): Problem {
   if (!isObject(s)) return "not an object";
   if (s.version !== 1) return "version is not 1";
   if (!Array.isArray(s.items)) return "items is not a list";
+  const keys = new Map<string, number>();
   for (const [n, i] of s.items.entries()) {
     const problem = itemProblem(i, `items[${n}]`);
     if (problem) return problem;
+    // one item per place: hermit adds owners to it (two would be removed, and reported, twice)
+    const key = itemKey(i as ItemRecord);
+    if (keys.has(key)) {
+      return `items[${n}] is for the same place in ${(i as ItemRecord).file} as items[${keys.get(key)}]`;
+    }
+    keys.set(key, n);
   }
   if (!isObject(s.files)) return "files is not a map";
   for (const [k, f] of Object.entries(s.files)) {

@@ -354,3 +354,27 @@ describe("an entry hermit cannot take out as it is written (the user rewrote its
     }
   });
 });
+
+describe("two record items for one place", () => {
+  it("are refused, naming both, rather than removed and reported twice", async () => {
+    const s = sandbox();
+    try {
+      await deploy(s, { hosts: ["claude"] });
+      const recordFile = path.join(s.project, ".hermit", "deployed.json");
+      const record = JSON.parse(readFileSync(recordFile, "utf8"));
+      record.items.push({ ...record.items[0], owners: ["other/claude"] });
+      writeFileSync(recordFile, JSON.stringify(record));
+      const before = snapshot(s.project, []);
+      // before: accepted; removing notes took the entry away though the record gave it to 'other'
+      // too (with the same owner twice: "removed MCP server notes and .mcp.json" twice)
+      await rejects(
+        deploy(s, { remove: true }),
+        1,
+        /^\S+deployed\.json is not a hermit deploy record \(items\[4\] is for the same place in \.mcp\.json as items\[0\]\); repair it, or delete it/,
+      );
+      assert.deepEqual(snapshot(s.project, []), before);
+    } finally {
+      s.cleanup();
+    }
+  });
+});
