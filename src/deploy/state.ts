@@ -96,6 +96,8 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === "object" && !Array.isArray(v);
 const FORMATS = ["json", "yaml", "toml"];
 type Problem = string | undefined;
+/** A path from the record, on one line whatever it holds. */
+const oneLine = (p: string) => /[\p{C}\p{Zl}\p{Zp}]/u.test(p) ? JSON.stringify(p) : p;
 
 /**
  * A key path as hermit records one (an entry's, a container's): keys inside the document. `[]`
@@ -148,7 +150,9 @@ export function recordProblem(s: unknown): Problem {
     // one item per place: hermit adds owners to it (two would be removed, and reported, twice)
     const key = itemKey(i as ItemRecord);
     if (keys.has(key)) {
-      return `items[${n}] is for the same place in ${(i as ItemRecord).file} as items[${keys.get(key)}]`;
+      return `items[${n}] is for the same place in ${oneLine((i as ItemRecord).file)} as items[${
+        keys.get(key)
+      }]`;
     }
     keys.set(key, n);
   }
