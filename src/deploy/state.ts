@@ -95,6 +95,7 @@ const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x)
 const isObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === "object" && !Array.isArray(v);
 const FORMATS = ["json", "yaml", "toml"];
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 type Problem = string | undefined;
 /** A path from the record, on one line whatever it holds. */
 const oneLine = (p: string) => /[\p{C}\p{Zl}\p{Zp}]/u.test(p) ? JSON.stringify(p) : p;
@@ -121,13 +122,17 @@ function itemProblem(i: unknown, at: string): Problem {
   }
   if (i.kind === "block") return typeof i.id === "string" ? undefined : `${at}.id is not a string`;
   if (i.kind !== "file") return `${at}.kind is not entry, block or file`;
+  if (i.previous !== undefined && !BASE64.test(i.previous as string)) return `${at}.previous is not base64`;
 }
 
 /** The same for what the record notes of one file. Pure. */
 function fileProblem(f: unknown, at: string): Problem {
   if (!isObject(f)) return `${at} is not an object`;
   if (typeof f.created !== "boolean") return `${at}.created is not true or false`;
-  if (f.blank !== undefined && typeof f.blank !== "string") return `${at}.blank is not a string`;
+  // put back as the file once it is empty again: only what hermit notes, whitespace
+  if (f.blank !== undefined && (typeof f.blank !== "string" || f.blank.trim() !== "")) {
+    return `${at}.blank is not whitespace`;
+  }
   if (!Array.isArray(f.containers)) return `${at}.containers is not a list`;
   for (const [n, c] of f.containers.entries()) {
     const problem = keyPathProblem(c, `${at}.containers[${n}]`);

@@ -378,3 +378,46 @@ describe("two record items for one place", () => {
     }
   });
 });
+
+describe("what a record puts back as it was", () => {
+  /** Deploy for Claude Code into `files`, edit the record, and expect the removal refused, nothing written. */
+  async function refused(
+    files: Record<string, string>,
+    edit: (r: { items: { kind: string; previous?: string }[]; files: Record<string, object> }) => void,
+    re: RegExp,
+  ): Promise<void> {
+    const s = sandbox();
+    try {
+      for (const [f, text] of Object.entries(files)) writeFileSync(path.join(s.project, f), text);
+      await deploy(s, { hosts: ["claude"] });
+      const recordFile = path.join(s.project, ".hermit", "deployed.json");
+      const record = JSON.parse(readFileSync(recordFile, "utf8"));
+      edit(record);
+      writeFileSync(recordFile, JSON.stringify(record));
+      const before = snapshot(s.project, []);
+      await rejects(deploy(s, { remove: true }), 1, re);
+      assert.deepEqual(snapshot(s.project, []), before, "nothing written");
+    } finally {
+      s.cleanup();
+    }
+  }
+
+  it("a file's 'blank' that is not whitespace is refused (it was written over the emptied file)", async () => {
+    // before: .mcp.json became "PWNED", reported "removed MCP server notes from .mcp.json"
+    await refused(
+      { ".mcp.json": "\n" },
+      (r) => Object.assign(r.files[".mcp.json"], { blank: "PWNED" }),
+      /^\S+deployed\.json is not a hermit deploy record \(files\["\.mcp\.json"\]\.blank is not whitespace\); repair it, or delete it/,
+    );
+  });
+
+  it("a file item's 'previous' that is not base64 is refused, not 'error: unexpected'", async () => {
+    await refused(
+      {},
+      (r) => {
+        r.items.find((i) => i.kind === "file")!.previous = "!!!";
+      },
+      /^\S+deployed\.json is not a hermit deploy record \(items\[2\]\.previous is not base64\); repair it, or delete it/,
+    );
+  });
+});
