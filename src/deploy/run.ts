@@ -137,7 +137,7 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     const sameName = m && adapterConflict(state, m.name, m.dir, o.force);
     if (sameName) throw new HermitError(`${sameName}; nothing was written`, Exit.usage);
     const plans: HostPlan[] = [];
-    const engine = new Engine(state, ws, root, o.force, show);
+    const engine = new Engine(state, ws, root, o.force, show, recordFile);
     const owners = hosts.map((h) => `${name}/${h}`);
     try {
       if (o.remove || !m) engine.remove(owners);

@@ -421,3 +421,45 @@ describe("what a record puts back as it was", () => {
     );
   });
 });
+
+describe("an entry's 'previous' (what hermit replaced with --force, put back on removal)", () => {
+  for (
+    const [scope, host, file, mine] of [
+      ["project", "claude", ".mcp.json", '{"mcpServers": {"notes": {"command": "mine"}}}\n'],
+      ["user", "hermes", ".hermes/config.yaml", "mcp_servers:\n  notes:\n    command: mine\n"],
+      ["user", "codex", ".codex/config.toml", '[mcp_servers.notes]\ncommand = "mine"\n'],
+    ] as const
+  ) {
+    it(`that does not fit back in is refused, naming the record and the item (${host})`, async () => {
+      const s = sandbox();
+      try {
+        const root = scope === "project" ? s.project : s.home;
+        mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+        writeFileSync(path.join(root, file), mine);
+        await deploy(s, { scope, hosts: [host], force: true });
+        const recordFile = scope === "project"
+          ? path.join(s.project, ".hermit", "deployed.json")
+          : path.join(s.env.HERMIT_HOME, "convert", "deployed.json");
+        const record = JSON.parse(readFileSync(recordFile, "utf8"));
+        const n = record.items.findIndex((i: { file: string }) => i.file === file);
+        assert.ok(record.items[n].previous, "hermit noted what it replaced");
+        record.items[n].previous = "oops, {";
+        writeFileSync(recordFile, JSON.stringify(record));
+        const before = snapshot(root, []);
+        // before (JSON): exit 0, "removed MCP server notes", and .mcp.json held "notes": oops, {
+        await rejects(
+          deploy(s, { scope, remove: true }),
+          2,
+          new RegExp(
+            `^\\S+: MCP server notes: what hermit replaced there, as ${
+              recordFile.replace(/[.]/g, "\\.")
+            } notes it \\(items\\[${n}\\]\\.previous\\), does not fit back in; repair that item or delete the record; nothing was written$`,
+          ),
+        );
+        assert.deepEqual(snapshot(root, []), before, "nothing written");
+      } finally {
+        s.cleanup();
+      }
+    });
+  }
+});
