@@ -27,7 +27,7 @@ import { Engine, type Owned } from "./engine.ts";
 import { adapterOnRecord, hostsOnRecord } from "./on_record.ts";
 import { Workspace } from "./ops.ts";
 import { buildReport, type DeployReport } from "./report.ts";
-import { adapterConflict, displayIn, itemKey, loadState, noteAdapter } from "./state.ts";
+import { adapterConflict, displayIn, forgetStrayDirs, itemKey, loadState, noteAdapter } from "./state.ts";
 
 export interface DeployOptions {
   adapter: string;
@@ -120,6 +120,7 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     const state = loadState(recordFile);
     const realRoot = o.scope === "project" ? realpathSync(root) : undefined;
     if (realRoot) checkRecordInProject(state, root, recordFile);
+    forgetStrayDirs(state, root);
     const ws = new Workspace((f) => {
       if (realRoot) confineToProject(realRoot, f, show);
       return readOrExplain(f, show);

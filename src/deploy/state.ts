@@ -227,6 +227,21 @@ export function fromStored(root: string, stored: string): string {
   return path.resolve(root, stored);
 }
 
+/** True when the recorded directory `dir` holds a file of one of the record's items. Pure. */
+export function holdsItem(state: DeployState, root: string, dir: string): boolean {
+  const abs = fromStored(root, dir);
+  return state.items.some((r) => !path.relative(abs, fromStored(root, r.file)).startsWith(".."));
+}
+
+/**
+ * Forget the recorded directories that hold none of the record's items: hermit notes a folder it
+ * made for a file and lets it go (removed when empty) with the last item in it, so any other (a
+ * planted or stale one: the user's empty folder) is not hermit's to remove.
+ */
+export function forgetStrayDirs(state: DeployState, root: string): void {
+  state.dirs = state.dirs.filter((d) => holdsItem(state, root, d));
+}
+
 export function sha256(data: string | Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
 }

@@ -463,3 +463,26 @@ describe("an entry's 'previous' (what hermit replaced with --force, put back on 
     });
   }
 });
+
+describe("a record's dirs (the folders hermit made for its files)", () => {
+  it("one that holds none of its items is forgotten, not removed: the user's empty folders stay", async () => {
+    const s = sandbox();
+    try {
+      await deploy(s, { hosts: ["claude"] });
+      const recordFile = path.join(s.project, ".hermit", "deployed.json");
+      const record = JSON.parse(readFileSync(recordFile, "utf8"));
+      const mine = ["mine/empty", "mine", ".git/refs/tags"];
+      for (const d of mine) mkdirSync(path.join(s.project, d), { recursive: true });
+      record.dirs.push(...mine);
+      writeFileSync(recordFile, JSON.stringify(record));
+      // before: a deploy, and then the removal, deleted them as hermit's emptied folders
+      await deploy(s, { hosts: ["claude"] });
+      assert.deepEqual(JSON.parse(readFileSync(recordFile, "utf8")).dirs, record.dirs.slice(0, -3));
+      await deploy(s, { remove: true });
+      for (const d of mine) assert.ok(existsSync(path.join(s.project, d)), d);
+      assert.equal(existsSync(path.join(s.project, ".claude")), false, "hermit's own folders go");
+    } finally {
+      s.cleanup();
+    }
+  });
+});
