@@ -22,7 +22,14 @@ import { acquireLock } from "../platform/lock.ts";
 import { stateDir as hermitStateDir } from "../platform/paths.ts";
 import { adapterParts, remoteLaunch, stdioLaunch } from "./adapter.ts";
 import { commit, type Committed, refuseReadOnly } from "./commit.ts";
-import { checkRecordInProject, confineToProject, isInside, realPathOf, refuseLinksIn } from "./confine.ts";
+import {
+  checkItemFiles,
+  checkRecordInProject,
+  confineToProject,
+  isInside,
+  realPathOf,
+  refuseLinksIn,
+} from "./confine.ts";
 import { Engine, type Owned } from "./engine.ts";
 import { adapterOnRecord, hostsOnRecord } from "./on_record.ts";
 import { Workspace } from "./ops.ts";
@@ -120,6 +127,7 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     const state = loadState(recordFile);
     const realRoot = o.scope === "project" ? realpathSync(root) : undefined;
     if (realRoot) checkRecordInProject(state, root, recordFile);
+    checkItemFiles(state, root, recordFile);
     forgetStrayDirs(state, root);
     const ws = new Workspace((f) => {
       if (realRoot) confineToProject(realRoot, f, show);

@@ -486,3 +486,32 @@ describe("a record's dirs (the folders hermit made for its files)", () => {
     }
   });
 });
+
+describe("a record item whose file is a folder", () => {
+  for (const file of ["", ".", ".claude"]) {
+    it(`is refused naming the record and the item (file ${JSON.stringify(file)})`, async () => {
+      const s = sandbox();
+      try {
+        await deploy(s, { hosts: ["claude"] });
+        const recordFile = path.join(s.project, ".hermit", "deployed.json");
+        const record = JSON.parse(readFileSync(recordFile, "utf8"));
+        record.items.push({ kind: "block", id: "x", file, what: "x", owners: ["notes/claude"], hash: "0" });
+        writeFileSync(recordFile, JSON.stringify(record));
+        const before = snapshot(s.project, []);
+        // before: "cannot read .claude (EISDIR)" (or the project's own path), not saying why
+        await rejects(
+          deploy(s, { remove: true }),
+          2,
+          new RegExp(
+            `^\\S+deployed\\.json: items\\[4\\]\\.file names ${
+              JSON.stringify(file).replace(/[.]/g, "\\.")
+            }, a folder; hermit's items are files: take that item out of the record, or delete the record \\(`,
+          ),
+        );
+        assert.deepEqual(snapshot(s.project, []), before, "nothing written");
+      } finally {
+        s.cleanup();
+      }
+    });
+  }
+});
