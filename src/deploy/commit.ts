@@ -19,7 +19,7 @@ import { Exit, HermitError } from "../errors.ts";
 import { exists, readBytes, removeEmptyDir, removeFile, writeAtomic, writeOwn } from "../hosts/files.ts";
 import type { Scope } from "../hosts/types.ts";
 import { type FileChange, sameBytes } from "./ops.ts";
-import { type DeployState, fromStored, isEmptyState, toStored } from "./state.ts";
+import { type DeployState, fromStored, holdsItem, isEmptyState, toStored } from "./state.ts";
 
 export interface CommitPlaces {
   /** The project (deploy) or home directory (convert). */
@@ -128,9 +128,8 @@ function backupPath(backups: string, file: string, root: string | undefined): st
  */
 function writeRecord(state: DeployState, p: CommitPlaces): void {
   for (const d of [...state.dirs].sort((a, b) => b.length - a.length)) {
-    const abs = fromStored(p.root, d);
-    if (state.items.some((r) => !path.relative(abs, fromStored(p.root, r.file)).startsWith(".."))) continue;
-    removeEmptyDir(abs);
+    if (holdsItem(state, p.root, d)) continue;
+    removeEmptyDir(fromStored(p.root, d));
     state.dirs = state.dirs.filter((x) => x !== d);
   }
   if (!isEmptyState(state)) {

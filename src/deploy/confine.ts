@@ -3,9 +3,10 @@
  * the user just cloned): where a path really leads (links in it and its existing parents
  * resolved), a project record whose paths lead out of the project refused, and hermit's own folder
  * (`.hermit/`: the record, `.gitignore`, backups) used only when no link is in it. User-scope
- * convert is not confined: the user's own dotfiles are often links, and they are followed.
+ * convert is not confined: the user's own dotfiles are often links, and they are followed. In
+ * either scope, a record item whose file is a folder is refused, naming it.
  */
-import { lstatSync, readdirSync, realpathSync } from "node:fs";
+import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { Exit, HermitError } from "../errors.ts";
 import { type DeployState, fromStored } from "./state.ts";
@@ -65,6 +66,26 @@ export function checkRecordInProject(state: DeployState, root: string, recordFil
       Exit.usage,
     );
   }
+}
+
+/**
+ * A record item whose file is a folder (`""` and `.` are the root itself) is refused, naming it:
+ * hermit's items are files, and reading one said only "cannot read .claude (EISDIR)".
+ */
+export function checkItemFiles(state: DeployState, root: string, recordFile: string): void {
+  state.items.forEach((r, i) => {
+    try {
+      if (!statSync(fromStored(root, r.file)).isDirectory()) return;
+    } catch {
+      return; // missing (nothing to take away), or unreadable: reading it says so
+    }
+    throw new HermitError(
+      `${recordFile}: items[${i}].file names ${
+        JSON.stringify(r.file)
+      }, a folder; hermit's items are files: take that item out of the record, or delete the record (hermit then no longer knows what it wrote: its entries count as the user's own)`,
+      Exit.usage,
+    );
+  });
 }
 
 /** The first symlink at or below `dir` (hermit's own folder), if any. */

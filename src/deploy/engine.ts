@@ -9,7 +9,8 @@
 import type { Created } from "../hosts/edit/json.ts";
 import { rawBlock, readBlock, removeBlock, restoreBlock, setBlock } from "../hosts/edit/markdown.ts";
 import type { ConfigFormat, Item } from "../hosts/types.ts";
-import { ENTRY_OPS, isEmptyAt, isEmptyDoc, setVerified, type Workspace } from "./ops.ts";
+import { EditError } from "../hosts/edit/lines.ts";
+import { ENTRY_OPS, type EntryOps, isEmptyAt, isEmptyDoc, setVerified, type Workspace } from "./ops.ts";
 import {
   type DeployState,
   type FileRecord,
@@ -57,7 +58,14 @@ export class Engine {
     private readonly root: string,
     private readonly force: boolean,
     private readonly show: (file: string) => string,
-  ) {}
+    /** The record's file, for messages. */
+    private readonly recordFile = "hermit's deploy record",
+  ) {
+    this.onRecord = new Map(state.items.map((r, i) => [r, i]));
+  }
+
+  /** Each item's place in the record as read (items go as they are released). */
+  private readonly onRecord: Map<ItemRecord, number>;
 
   /** Make the files hold `desired` for `owners`; what these owners had before and no longer want goes. */
   deploy(desired: Owned[], owners: string[]): void {
@@ -96,7 +104,7 @@ export class Engine {
     else if (rec && cur.found && cur.hash !== rec.hash && !this.force) {
       this.conflicts.push(`${where}: changed since hermit wrote it; --force overwrites the change`);
       return;
-    } else if (!rec && cur.found && !cur.editable) {
+    } else if (cur.found && !cur.editable) {
       this.conflicts.push(`${where}: written in a form hermit does not edit; change it by hand`);
       return;
     } else if (!rec && cur.found && !this.force) {
@@ -145,6 +153,16 @@ export class Engine {
         `${
           this.show(file)
         }: ${rec.what}: changed since hermit wrote it, so left in place (--force removes it)`,
+      );
+      this.outcomes.push({ owners: gone, file, what: rec.what, status: "kept" });
+      return;
+    }
+    if (cur.found && !cur.editable) {
+      // the user rewrote its form (a YAML flow mapping, a TOML inline table): taking its lines out
+      // would take others' too, and doing nothing is no removal. Still theirs on record.
+      const where = `${this.show(file)}: ${rec.what}`;
+      this.warnings.push(
+        `${where}: written in a form hermit does not edit, so left in place; take it out by hand`,
       );
       this.outcomes.push({ owners: gone, file, what: rec.what, status: "kept" });
       return;
@@ -207,11 +225,21 @@ export class Engine {
     const ops = ENTRY_OPS[rec.format!];
     const show = this.show(file);
     if (rec.previous !== undefined) {
-      return this.ws.setText(file, ops.restore(text, rec.path!, rec.previous, show));
+      const out = ops.restore(text, rec.path!, rec.previous, show);
+      if (!readsBack(ops, out, rec.path!, rec.previous, show)) {
+        throw new EditError(
+          `${show}: ${rec.what}: what hermit replaced there, as ${this.recordFile} notes it (items[${
+            this.onRecord.get(rec)
+          }].previous), does not fit back in; repair that item or delete the record`,
+        );
+      }
+      return this.ws.setText(file, out);
     }
     const fr = this.state.files[rec.file] ?? { created: false, containers: [], interiors: {} };
     let out = ops.remove(text, rec.path!, fr.interiors, show);
-    for (const c of [...fr.containers].sort((a, b) => b.length - a.length)) {
+    // hermit added a container for an entry inside it: one off this entry's path is not its to take
+    const onPath = fr.containers.filter((c) => c.length < rec.path!.length && startsWith(rec.path!, c));
+    for (const c of onPath.sort((a, b) => b.length - a.length)) {
       const used = this.state.items.some((r) => r.file === rec.file && r.path && startsWith(r.path, c));
       if (!used && isEmptyAt(ops, out, c, show)) {
         out = ops.remove(out, c, fr.interiors, show);
@@ -255,6 +283,16 @@ export class Engine {
     const found = ENTRY_OPS[i.format!].read(text, i.path!, this.show(file));
     if (!found.found) return { found: false, editable: true };
     return { found: true, hash: valueHash(found.value), raw: found.raw, editable: found.editable !== false };
+  }
+}
+
+/** True when `out` holds `raw` as the entry at `path` (a record's text, spliced in, may break the file). */
+function readsBack(ops: EntryOps, out: string, path: string[], raw: string, file: string): boolean {
+  try {
+    const back = ops.read(out, path, file);
+    return back.found && back.raw === raw;
+  } catch {
+    return false; // the file no longer parses
   }
 }
 

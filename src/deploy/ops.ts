@@ -16,6 +16,7 @@ import { EditError } from "../hosts/edit/lines.ts";
 import { readToml, removeToml, restoreToml, setToml } from "../hosts/edit/toml.ts";
 import { readYaml, removeYaml, restoreYaml, setYaml } from "../hosts/edit/yaml.ts";
 import type { ConfigFormat } from "../hosts/types.ts";
+import { parseDocument } from "yaml";
 import { valueHash } from "./state.ts";
 
 export interface EntryOps {
@@ -44,10 +45,27 @@ export function isEmptyAt(ops: EntryOps, text: string, path: string[], file: str
   return v === null || (typeof v === "object" && !Array.isArray(v) && Object.keys(v as object).length === 0);
 }
 
-/** A document with nothing of anyone's left in it (whitespace, or `{}`). */
+/**
+ * A document with nothing of anyone's left in it: whitespace, or (JSON, YAML, without a comment)
+ * only objects that are empty or hold only such objects (YAML: or nothing, `key:`). Those are what
+ * hermit's entries leave when the record misses a container hermit added for them. Pure.
+ */
 export function isEmptyDoc(text: string, format?: ConfigFormat): boolean {
-  return text.trim() === "" || (format === "json" && /^\s*\{\s*\}\s*$/.test(text));
+  if (text.trim() === "") return true;
+  try {
+    if (format === "json") return holdsNothing(JSON.parse(text), false); // strict: no comment
+    if (format === "yaml" && !text.includes("#")) {
+      const doc = parseDocument(text);
+      return doc.errors.length === 0 && holdsNothing(doc.toJS(), true);
+    }
+  } catch { /* not a document: something is in it */ }
+  return false;
 }
+
+const holdsNothing = (v: unknown, nulls: boolean): boolean =>
+  (nulls && v === null) ||
+  (v !== null && typeof v === "object" && !Array.isArray(v) &&
+    Object.values(v).every((x) => holdsNothing(x, nulls)));
 
 /** Set, then read back: an editor that could not express the value is an error, not a surprise. */
 export function setVerified(

@@ -22,12 +22,19 @@ import { acquireLock } from "../platform/lock.ts";
 import { stateDir as hermitStateDir } from "../platform/paths.ts";
 import { adapterParts, remoteLaunch, stdioLaunch } from "./adapter.ts";
 import { commit, type Committed, refuseReadOnly } from "./commit.ts";
-import { checkRecordInProject, confineToProject, isInside, realPathOf, refuseLinksIn } from "./confine.ts";
+import {
+  checkItemFiles,
+  checkRecordInProject,
+  confineToProject,
+  isInside,
+  realPathOf,
+  refuseLinksIn,
+} from "./confine.ts";
 import { Engine, type Owned } from "./engine.ts";
 import { adapterOnRecord, hostsOnRecord } from "./on_record.ts";
 import { Workspace } from "./ops.ts";
 import { buildReport, type DeployReport } from "./report.ts";
-import { adapterConflict, displayIn, itemKey, loadState, noteAdapter } from "./state.ts";
+import { adapterConflict, displayIn, forgetStrayDirs, itemKey, loadState, noteAdapter } from "./state.ts";
 
 export interface DeployOptions {
   adapter: string;
@@ -120,6 +127,8 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     const state = loadState(recordFile);
     const realRoot = o.scope === "project" ? realpathSync(root) : undefined;
     if (realRoot) checkRecordInProject(state, root, recordFile);
+    checkItemFiles(state, root, recordFile);
+    forgetStrayDirs(state, root);
     const ws = new Workspace((f) => {
       if (realRoot) confineToProject(realRoot, f, show);
       return readOrExplain(f, show);
@@ -137,7 +146,7 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     const sameName = m && adapterConflict(state, m.name, m.dir, o.force);
     if (sameName) throw new HermitError(`${sameName}; nothing was written`, Exit.usage);
     const plans: HostPlan[] = [];
-    const engine = new Engine(state, ws, root, o.force, show);
+    const engine = new Engine(state, ws, root, o.force, show, recordFile);
     const owners = hosts.map((h) => `${name}/${h}`);
     try {
       if (o.remove || !m) engine.remove(owners);

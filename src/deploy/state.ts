@@ -60,15 +60,17 @@ export function loadState(file: string): DeployState {
     );
   }
   if (bytes === undefined) return emptyState();
+  let s: unknown;
   try {
-    const s = JSON.parse(new TextDecoder().decode(bytes)) as DeployState;
-    if (!isRecord(s)) throw new Error("unknown shape");
-    return ownKeysOnly(s);
-  } catch {
-    throw new HermitError(
-      `${file} is not a hermit deploy record; repair it, or delete it (hermit then no longer knows what it wrote: its entries count as the user's own)`,
-    );
-  }
+    s = JSON.parse(new TextDecoder().decode(bytes));
+  } catch { /* said below */ }
+  const problem = s === undefined ? "" : recordProblem(s);
+  if (problem === undefined) return ownKeysOnly(s as DeployState);
+  throw new HermitError(
+    `${file} is not a hermit deploy record${
+      problem ? ` (${problem})` : ""
+    }; repair it, or delete it (hermit then no longer knows what it wrote: its entries count as the user's own)`,
+  );
 }
 
 /** `m` without a prototype: a key read from a record ("constructor", "toString") is only its own. */
@@ -93,30 +95,84 @@ const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x)
 const isObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === "object" && !Array.isArray(v);
 const FORMATS = ["json", "yaml", "toml"];
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+type Problem = string | undefined;
+/** A path from the record, on one line whatever it holds. */
+const oneLine = (p: string) => /[\p{C}\p{Zl}\p{Zp}]/u.test(p) ? JSON.stringify(p) : p;
 
-/** An item as hermit writes it: a record from elsewhere (a cloned project) may hold anything. Pure. */
-function isItem(i: unknown): boolean {
-  if (!isObject(i)) return false;
-  const common = typeof i.file === "string" && typeof i.what === "string" && isStrings(i.owners) &&
-    typeof i.hash === "string" && (i.previous === undefined || typeof i.previous === "string");
-  if (i.kind === "entry") return common && FORMATS.includes(i.format as string) && isStrings(i.path);
-  if (i.kind === "block") return common && typeof i.id === "string";
-  return common && i.kind === "file";
+/**
+ * A key path as hermit records one (an entry's, a container's): keys inside the document. `[]`
+ * would be the document itself, which no editor removes (JSON: "removed" while all of it stayed;
+ * YAML: a crash); whether hermit created the file is `created`. Pure.
+ */
+function keyPathProblem(p: unknown, at: string): Problem {
+  if (!isStrings(p)) return `${at} is not a list of keys`;
+  if (p.length === 0) return `${at} is [], the whole document; hermit records only keys inside it`;
 }
 
-function isFileRecord(f: unknown): boolean {
-  return isObject(f) && typeof f.created === "boolean" &&
-    (f.blank === undefined || typeof f.blank === "string") &&
-    Array.isArray(f.containers) && f.containers.every(isStrings) && isObject(f.interiors) &&
-    Object.values(f.interiors).every((v) => typeof v === "string");
+/** The first field of the item at `at` not as hermit writes it (a cloned project's record may hold anything). Pure. */
+function itemProblem(i: unknown, at: string): Problem {
+  if (!isObject(i)) return `${at} is not an object`;
+  for (const k of ["file", "what", "hash"]) if (typeof i[k] !== "string") return `${at}.${k} is not a string`;
+  if (!isStrings(i.owners)) return `${at}.owners is not a list of strings`;
+  if (i.previous !== undefined && typeof i.previous !== "string") return `${at}.previous is not a string`;
+  if (i.kind === "entry") {
+    if (!FORMATS.includes(i.format as string)) return `${at}.format is not json, yaml or toml`;
+    return keyPathProblem(i.path, `${at}.path`);
+  }
+  if (i.kind === "block") return typeof i.id === "string" ? undefined : `${at}.id is not a string`;
+  if (i.kind !== "file") return `${at}.kind is not entry, block or file`;
+  if (i.previous !== undefined && !BASE64.test(i.previous as string)) return `${at}.previous is not base64`;
 }
 
-/** True when `s` has the record's shape throughout. Pure. */
-export function isRecord(s: unknown): s is DeployState {
-  return isObject(s) && s.version === 1 && Array.isArray(s.items) && s.items.every(isItem) &&
-    isObject(s.files) && Object.values(s.files).every(isFileRecord) && isStrings(s.dirs) &&
-    (s.adapters === undefined ||
-      isObject(s.adapters) && Object.values(s.adapters).every((d) => typeof d === "string"));
+/** The same for what the record notes of one file. Pure. */
+function fileProblem(f: unknown, at: string): Problem {
+  if (!isObject(f)) return `${at} is not an object`;
+  if (typeof f.created !== "boolean") return `${at}.created is not true or false`;
+  // put back as the file once it is empty again: only what hermit notes, whitespace
+  if (f.blank !== undefined && (typeof f.blank !== "string" || f.blank.trim() !== "")) {
+    return `${at}.blank is not whitespace`;
+  }
+  if (!Array.isArray(f.containers)) return `${at}.containers is not a list`;
+  for (const [n, c] of f.containers.entries()) {
+    const problem = keyPathProblem(c, `${at}.containers[${n}]`);
+    if (problem) return problem;
+  }
+  if (!isObject(f.interiors) || !Object.values(f.interiors).every((v) => typeof v === "string")) {
+    return `${at}.interiors is not a map of strings`;
+  }
+}
+
+/** What first keeps `s` from having the record's shape throughout (undefined: nothing). Pure. */
+export function recordProblem(s: unknown): Problem {
+  if (!isObject(s)) return "not an object";
+  if (s.version !== 1) return "version is not 1";
+  if (!Array.isArray(s.items)) return "items is not a list";
+  const keys = new Map<string, number>();
+  for (const [n, i] of s.items.entries()) {
+    const problem = itemProblem(i, `items[${n}]`);
+    if (problem) return problem;
+    // one item per place: hermit adds owners to it (two would be removed, and reported, twice)
+    const key = itemKey(i as ItemRecord);
+    if (keys.has(key)) {
+      return `items[${n}] is for the same place in ${oneLine((i as ItemRecord).file)} as items[${
+        keys.get(key)
+      }]`;
+    }
+    keys.set(key, n);
+  }
+  if (!isObject(s.files)) return "files is not a map";
+  for (const [k, f] of Object.entries(s.files)) {
+    const problem = fileProblem(f, `files[${JSON.stringify(k)}]`);
+    if (problem) return problem;
+  }
+  if (!isStrings(s.dirs)) return "dirs is not a list of strings";
+  if (
+    s.adapters !== undefined &&
+    !(isObject(s.adapters) && Object.values(s.adapters).every((d) => typeof d === "string"))
+  ) {
+    return "adapters is not a map of strings";
+  }
 }
 
 /**
@@ -169,6 +225,21 @@ export function displayIn(root: string, file: string, scope: Scope): string {
 
 export function fromStored(root: string, stored: string): string {
   return path.resolve(root, stored);
+}
+
+/** True when the recorded directory `dir` holds a file of one of the record's items. Pure. */
+export function holdsItem(state: DeployState, root: string, dir: string): boolean {
+  const abs = fromStored(root, dir);
+  return state.items.some((r) => !path.relative(abs, fromStored(root, r.file)).startsWith(".."));
+}
+
+/**
+ * Forget the recorded directories that hold none of the record's items: hermit notes a folder it
+ * made for a file and lets it go (removed when empty) with the last item in it, so any other (a
+ * planted or stale one: the user's empty folder) is not hermit's to remove.
+ */
+export function forgetStrayDirs(state: DeployState, root: string): void {
+  state.dirs = state.dirs.filter((d) => holdsItem(state, root, d));
 }
 
 export function sha256(data: string | Uint8Array): string {

@@ -181,6 +181,34 @@ describe("hermit deploy / convert --remove without the adapter directory (binary
     );
   });
 
+  it("a record whose container is [] (the whole document): exit 1 naming the record, the item and the fix; nothing written", async () => {
+    const project = path.join(tmp.path, "root-container");
+    mkdirSync(project);
+    const adapter = adapterAt(path.join(tmp.path, "root-container-src", "notes"));
+    assert.equal((await hermit(["deploy", adapter, project, "--host", "claude"])).code, 0);
+    const recordFile = path.join(project, ".hermit", "deployed.json");
+    const record = JSON.parse(readFileSync(recordFile, "utf8"));
+    record.files[".mcp.json"].containers = [[]]; // hand-edited or planted
+    writeFileSync(recordFile, JSON.stringify(record));
+    const planted = snapshot(project, []);
+    // before: exit 0, "removed MCP server notes from .mcp.json" and "nothing hermit wrote is left
+    // here", while the .mcp.json hermit had created stayed as {"mcpServers": {}}
+    const r = await hermit(["deploy", adapter, project, "--remove"]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(
+      r.stderr,
+      `error: ${recordFile} is not a hermit deploy record (files[".mcp.json"].containers[0] is [], the whole document; hermit records only keys inside it); repair it, or delete it (hermit then no longer knows what it wrote: its entries count as the user's own)\n`,
+    );
+    assert.equal(r.stdout, "");
+    assert.deepEqual(snapshot(project, []), planted);
+    record.files[".mcp.json"].containers = [["mcpServers"]]; // repaired as the line says
+    writeFileSync(recordFile, JSON.stringify(record));
+    const fixed = await hermit(["deploy", adapter, project, "--remove"]);
+    assert.equal(fixed.code, 0, fixed.stderr);
+    assert.match(fixed.stdout, /^ {2}removed MCP server notes and \.mcp\.json \(hermit had created it\)$/m);
+    assert.deepEqual(readdirSync(project), []);
+  });
+
   it("a planted record still leads nowhere outside the project, and its names must be adapter names", async () => {
     const victim = path.join(tmp.path, "victim");
     writeFileSync(victim, "secret\n");

@@ -91,7 +91,10 @@ export function restoreJson(text: string, path: string[], raw: string, file = "f
   return node ? splice(text, node.offset, node.length, raw) : text;
 }
 
-/** Remove the property at `path`; `interiors` restores `{}`-style objects emptied by it. */
+/**
+ * Remove the property at `path`; `interiors` restores `{}`-style objects emptied by it (only blank
+ * text, which is all `setJson` notes: anything else would be spliced into the user's file).
+ */
 export function removeJson(
   text: string,
   path: string[],
@@ -125,7 +128,8 @@ export function removeJson(
     out = text.slice(0, prop.offset) + text.slice(comma ? next + 1 : end);
   }
   const key = path.slice(0, -1).join("\0");
-  if (props.length === 1 && key in interiors) {
+  // only blank text, as hermit notes it (a record is a project's file: other text is not the file's)
+  if (props.length === 1 && key in interiors && /^[ \t]*$/.test(interiors[key])) {
     const emptied = findNodeAtLocation(parse(out, file)!, path.slice(0, -1));
     if (
       emptied?.type === "object" &&

@@ -30,6 +30,8 @@ function parse(text: string, file: string): YAMLMap | undefined {
   return doc.contents;
 }
 
+const BLOCK = "write it as a block mapping first";
+
 function pairOf(map: YAMLMap, key: string): Pair<Node, Node | null> | undefined {
   return (map.items as Pair<Node, Node | null>[]).findLast((p) =>
     isScalar(p.key) && String(p.key.value) === key
@@ -61,12 +63,14 @@ function walk(text: string, path: string[], file: string) {
   return { pairs, map, depth: pairs.length };
 }
 
-export function readYaml(text: string, path: string[], file = "file"): Found {
-  const { pairs } = walk(text, path, file);
+/** The pair at `path`; editable when it has lines of its own (not inside a flow mapping `{…}`). */
+export function readYaml(text: string, path: string[], file = "file"): Found & { editable?: boolean } {
+  const { pairs, map } = walk(text, path, file);
   if (pairs.length < path.length) return { found: false };
   const pair = pairs[pairs.length - 1];
   const [from, to] = region(text, pair);
-  return { found: true, value: pair.value ? pair.value.toJSON() : null, raw: text.slice(from, to) };
+  const value = pair.value ? pair.value.toJSON() : null;
+  return { found: true, value, raw: text.slice(from, to), editable: !map?.flow };
 }
 
 /**
@@ -81,6 +85,7 @@ export function setYaml(text: string, path: string[], value: Json, created: Crea
   const missing = path.slice(depth);
   for (let j = depth + 1; j < path.length; j++) created.containers.push(path.slice(0, j));
   if (missing.length === 0) {
+    if (map?.flow) throw new EditError(`${file}: ${path.join(".")} is in a flow mapping ({…}); ${BLOCK}`);
     const pair = pairs[pairs.length - 1];
     const [from, to] = region(text, pair);
     const indent = indentAt(text, pair.key.range![0]);
@@ -94,9 +99,7 @@ export function setYaml(text: string, path: string[], value: Json, created: Crea
   if (map?.flow) {
     if (items.length) {
       throw new EditError(
-        `${file}: ${
-          path.slice(0, depth).join(".")
-        } is a flow mapping ({…}); write it as a block mapping first`,
+        `${file}: ${path.slice(0, depth).join(".")} is a flow mapping ({…}); ${BLOCK}`,
       );
     }
     const [from, to] = region(text, parent);
@@ -115,15 +118,16 @@ export function setYaml(text: string, path: string[], value: Json, created: Crea
 
 /** Put back `raw`, the pair's text as it was, in place of the pair at `path`. */
 export function restoreYaml(text: string, path: string[], raw: string, file = "file"): string {
-  const { pairs } = walk(text, path, file);
-  if (pairs.length < path.length) return text;
+  const { pairs, map } = walk(text, path, file);
+  if (pairs.length < path.length || map?.flow) return text; // its line holds others' pairs too
   const [from, to] = region(text, pairs[pairs.length - 1]);
   return text.slice(0, from) + raw + text.slice(to);
 }
 
 /**
  * Remove the pair at `path`: a top-level pair goes with the blank line `setYaml` put before it, and
- * a mapping emptied by it gets back the `{}` text recorded in `interiors`.
+ * a mapping emptied by it gets back the `{}` text recorded in `interiors` (when that text is the
+ * same key's `{}`).
  */
 export function removeYaml(
   text: string,
@@ -131,15 +135,28 @@ export function removeYaml(
   interiors: Record<string, string>,
   file = "file",
 ): string {
-  const { pairs } = walk(text, path, file);
-  if (pairs.length < path.length) return text;
+  const { pairs, map } = walk(text, path, file);
+  if (pairs.length < path.length || map?.flow) return text; // its line holds others' pairs too
   const [from, to] = region(text, pairs[pairs.length - 1]);
   let out = removeLines(text, from, to, path.length === 1);
   const parentKey = path.slice(0, -1).join("\0");
   if (path.length > 1 && parentKey in interiors && yamlEmpty(out, path.slice(0, -1), file)) {
-    out = restoreYaml(out, path.slice(0, -1), interiors[parentKey], file);
+    const restored = restoreYaml(out, path.slice(0, -1), interiors[parentKey], file);
+    if (onlyEmptied(out, restored, path.slice(0, -1))) out = restored;
   }
   return out;
+}
+
+/**
+ * True when `after` holds what `before` holds with the mapping at `path` written `{}`: an interior
+ * from a record (a project's file) that is anything but that key's `{}` is not put back.
+ */
+function onlyEmptied(before: string, after: string, path: string[]): boolean {
+  const doc = parseDocument(after);
+  if (doc.errors.length) return false;
+  const want = parseDocument(before);
+  want.setIn(path, want.createNode({}));
+  return JSON.stringify(doc.toJS()) === JSON.stringify(want.toJS());
 }
 
 /** True when the mapping at `path` is there and holds nothing. */
