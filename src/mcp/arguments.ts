@@ -8,12 +8,20 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 
-const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true, validateSchema: false });
 // ajv-formats is CommonJS: its default export is the plugin, or holds it as `default`
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
   a: Ajv,
 ) => void;
-addFormats(ajv);
+
+/** The validator, made at the first call that needs one (not while a server starts). */
+let shared: Ajv | undefined;
+function validator(): Ajv {
+  if (!shared) {
+    shared = new Ajv({ strict: false, allErrors: true, validateFormats: true, validateSchema: false });
+    addFormats(shared);
+  }
+  return shared;
+}
 
 const compiled = new WeakMap<object, ValidateFunction | { unusable: string }>();
 
@@ -30,7 +38,7 @@ export function checkArguments(tool: string, schema: object, args: unknown): Arg
   let validate = compiled.get(schema);
   if (!validate) {
     try {
-      validate = ajv.compile(schema);
+      validate = validator().compile(schema);
     } catch (err) {
       validate = { unusable: `not a usable JSON Schema: ${(err as Error).message}` };
     }
