@@ -67,8 +67,12 @@ export async function collectLock(m: Manifest, opts: CollectOptions): Promise<Lo
       live.push(liveServer(m, u, conn, env, notes));
     }
   }, { lock: opts.versions === "locked" ? "pin" : "off" });
-  const keep = previous.kind === "ok" && opts.only
-    ? Object.fromEntries(Object.entries(previous.lock.servers).filter(([n]) => !opts.only!.includes(n)))
+  // kept as locked: servers not chosen (hermit add), and those that did not start, which were not
+  // seen at all (their tools are not "removed"; nothing is written while one fails)
+  const unseen = (n: string) =>
+    (opts.only !== undefined && !opts.only.includes(n)) || failures.some((f) => f.server === n);
+  const keep = previous.kind === "ok"
+    ? Object.fromEntries(Object.entries(previous.lock.servers).filter(([n]) => unseen(n)))
     : {};
   const next = buildLock(live, keep);
   const changes = compareLocks(previous.kind === "ok" ? previous.lock : undefined, next);
