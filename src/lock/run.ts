@@ -12,7 +12,9 @@ import { SAFE_MODE_NOTICE, safeMode } from "../gates/safe_mode.ts";
 import { type ScanFinding, scanTool } from "../gates/scan.ts";
 import { refusalLine, screenManifest } from "../gates/screen_manifest.ts";
 import { contextFrom, interpolate } from "../manifest/interpolate.ts";
+import { waitingOn } from "../progress.ts";
 import type { Manifest, Upstream } from "../manifest/types.ts";
+import { startLabel } from "../check/live.ts";
 import { withGateway } from "../mcp/diagnostics.ts";
 import type { LiveUpstream } from "../mcp/gateway.ts";
 import { buildLock, compareLocks, type LiveServer, type LockChanges } from "./build.ts";
@@ -55,6 +57,8 @@ export async function collectLock(m: Manifest, opts: CollectOptions): Promise<Lo
   const failures: LockRun["failures"] = [];
   const notes: string[] = [];
   const live: LiveServer[] = [];
+  // starting them may take a while (an npx download): said at a terminal, as check's live start is
+  const waiting = waitingOn(startLabel(scoped));
   await withGateway(scoped, opts.verbose ?? false, async (g) => {
     // a lazy upstream answered from the schema cache: the lock needs it live (liveUpstreams starts it)
     const running = new Map((await g.liveUpstreams()).map((u) => [u.name, u]));
@@ -66,7 +70,7 @@ export async function collectLock(m: Manifest, opts: CollectOptions): Promise<Lo
       }
       live.push(liveServer(m, u, conn, env, notes));
     }
-  }, { lock: opts.versions === "locked" ? "pin" : "off" });
+  }, { lock: opts.versions === "locked" ? "pin" : "off" }).finally(() => waiting.done());
   // kept as locked: servers not chosen (hermit add), and those that did not start, which were not
   // seen at all (their tools are not "removed"; nothing is written while one fails)
   const unseen = (n: string) =>

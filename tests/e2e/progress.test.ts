@@ -1,6 +1,6 @@
 /**
  * Long waits, as a person at a terminal sees them (a pseudo-terminal from util-linux `script`):
- * `hermit check` starting an adapter whose upstream is slow to start, and a relay (`hermit serve`
+ * `hermit check` (and `hermit lock`, `hermit add`) starting an adapter whose upstream is slow to start, and a relay (`hermit serve`
  * of a standalone adapter) starting its service, show what they wait on, on stderr, and erase
  * it; the relay's stdout (the protocol) gets none of it; without a terminal nothing is shown.
  */
@@ -67,6 +67,24 @@ mcp_servers:
     assert.ok(shown >= 0, `the wait is shown:\n${JSON.stringify(r.stdout)}`);
     const erased = r.stdout.lastIndexOf("\r\x1b[K");
     const report = r.stdout.indexOf("hermit check: slow");
+    assert.ok(shown < erased && erased < report, "shown, erased, then the report");
+  });
+
+  it("lock at a terminal says what it waits on too, then erases it before the report", async () => {
+    tty.assertReady();
+    const child = inTerminal(
+      `${shellQuote(hermitBin())} lock ${shellQuote(slow)} --check`,
+      process.env,
+      reaper,
+    );
+    const r = await collect(child, "", 90_000, "lock in a terminal");
+    assert.equal(r.code, 3, r.stdout); // no hermit.lock yet: out of date
+    const shown = r.stdout.indexOf(
+      "hermit: waiting for slow to start its upstream servers: mcp_servers.memory",
+    );
+    assert.ok(shown >= 0, `the wait is shown:\n${JSON.stringify(r.stdout)}`);
+    const erased = r.stdout.lastIndexOf("\r\x1b[K");
+    const report = r.stdout.indexOf("hermit lock: slow");
     assert.ok(shown < erased && erased < report, "shown, erased, then the report");
   });
 
