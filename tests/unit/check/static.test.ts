@@ -329,6 +329,34 @@ describe("context, skills and roles", () => {
   });
 });
 
+describe("serve.command", () => {
+  const withCommand = (command: string) => healthyYaml + `serve:\n  command: ${command}\n`;
+
+  it("a DIR where there is no adapter (written as from the project) is a problem at the field", () => {
+    const dir = adapter({ ...healthyFiles, "hermit.yaml": withCommand("hermit serve my-tools") }, [
+      "tools/hello.sh",
+    ]);
+    const p = one(
+      problems(check(dir)),
+      "problem",
+      /^serve\.command 'hermit serve my-tools' serves \S+my-tools, where there is no hermit\.yaml, so a host started with it fails; its DIR is relative to the adapter: command: hermit serve \.$/,
+    );
+    assert.equal(lineCol(p), "13:12");
+  });
+
+  it("the adapter itself, its manifest, or another adapter's directory is fine", () => {
+    for (
+      const command of ["hermit serve", "hermit serve .", "hermit serve ./hermit.yaml", "hermit serve sub"]
+    ) {
+      const dir = adapter(
+        { ...healthyFiles, "hermit.yaml": withCommand(command), "sub/hermit.yaml": "name: sub\n" },
+        ["tools/hello.sh"],
+      );
+      assert.deepEqual(problems(check(dir)), [], command);
+    }
+  });
+});
+
 describe("standalone adapters", () => {
   const standalone = (extra: string) => healthyYaml + "serve:\n  lifecycle: standalone\n" + extra;
 
