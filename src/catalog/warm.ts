@@ -18,6 +18,7 @@ import process from "node:process";
 import { which } from "../platform/which.ts";
 import { whileWaiting } from "../progress.ts";
 import { spawnInGroup } from "../process/group.ts";
+import { stoppingOnSignal } from "../process/interrupt.ts";
 import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
 import type { CatalogEntry } from "./entries.ts";
 
@@ -49,7 +50,9 @@ export async function warmNpmCache(entry: CatalogEntry): Promise<string | undefi
     writeFileSync(path.join(project, "package.json"), "{}\n");
     const [file, ...args] = warmArgv(npx, pkg, process.execPath);
     const group = spawnInGroup(file, args, { env, cwd: project, stdio: ["ignore", "ignore", "inherit"] });
-    const status = await whileWaiting(`npx to fetch ${pkg} into npm's cache`, group.exited);
+    const status = await stoppingOnSignal(() =>
+      whileWaiting(`npx to fetch ${pkg} into npm's cache`, group.exited)
+    );
     await group.stop(); // anything it left running
     return status.code === 0 ? undefined : `fetching ${pkg} into the npm cache failed (npx ${status.reason})`;
   } finally {

@@ -10,6 +10,7 @@ import { mcpMessageOf } from "../errors.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { GroupStdioTransport } from "../mcp/stdio_transport.ts";
 import { selfCommand } from "../platform/runtime.ts";
+import { stoppingOnSignal } from "../process/interrupt.ts";
 import { waitingOn } from "../progress.ts";
 import { VERSION } from "../version.ts";
 import { missingToolFindings, ServeLog, type UpstreamFailure } from "./serve_log.ts";
@@ -48,7 +49,12 @@ export function startLabel(m: Manifest): string {
   }${downloads ? "; a first npx/uvx run downloads the package" : ""}`;
 }
 
-export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Finding[]> {
+/** The health rule's findings; interrupted (Ctrl-C), the started adapter is stopped before hermit ends. */
+export function liveFindings(m: Manifest, opts: LiveOptions): Promise<Finding[]> {
+  return stoppingOnSignal(() => startAndCompare(m, opts));
+}
+
+async function startAndCompare(m: Manifest, opts: LiveOptions): Promise<Finding[]> {
   const [cmd, ...pre] = selfCommand();
   const transport = new GroupStdioTransport({
     command: cmd,
