@@ -8,6 +8,7 @@ import process from "node:process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { mcpMessageOf } from "../errors.ts";
 import type { Manifest } from "../manifest/types.ts";
+import { plural } from "../lock/report.ts";
 import { GroupStdioTransport } from "../mcp/stdio_transport.ts";
 import { selfCommand } from "../platform/runtime.ts";
 import { stoppingOnSignal } from "../process/interrupt.ts";
@@ -91,7 +92,9 @@ async function startAndCompare(m: Manifest, opts: LiveOptions): Promise<Finding[
         area: "health",
         message: served.length === 0
           ? `live: initialize answered in ${initMs} ms; it serves no tools, as exports.tools says`
-          : `live: initialize answered in ${initMs} ms; tools/list matches exports.tools (${served.length} tools)`,
+          : `live: initialize answered in ${initMs} ms; tools/list matches exports.tools (${
+            plural(served.length, "tool")
+          })`,
       });
     }
     const failures = missing.length && opts.failures ? await opts.failures() : heard.failures;

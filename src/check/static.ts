@@ -19,6 +19,7 @@ import {
 } from "../manifest/interpolate.ts";
 import { exportedName, exportSources, hostToolName, isGlob, type ToolSource } from "../manifest/names.ts";
 import type { Manifest, Upstream } from "../manifest/types.ts";
+import { plural } from "../lock/report.ts";
 import { which } from "../platform/which.ts";
 import { serveTarget } from "../deploy/adapter.ts";
 import { contentFindings } from "./content.ts";
@@ -121,7 +122,7 @@ export function staticFindings(
     add(
       "ok",
       "exports",
-      `${m.exports.tools.length} tools exported (${cmd} command, ${
+      `${plural(m.exports.tools.length, "tool")} exported (${cmd} command, ${
         m.exports.tools.length - cmd
       } from upstream servers)`,
     );

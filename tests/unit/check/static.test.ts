@@ -77,7 +77,7 @@ describe("a healthy adapter", () => {
     for (const area of ["manifest", "exports", "context", "skills", "roles"]) {
       assert.ok(ok.includes(area), area);
     }
-    one(f, "ok", /^1 tools exported \(1 command, 0 from upstream servers\)$/);
+    one(f, "ok", /^1 tool exported \(1 command, 0 from upstream servers\)$/);
     one(f, "ok", /^1 skills in skills\/$/);
   });
 
