@@ -78,7 +78,7 @@ describe("a healthy adapter", () => {
       assert.ok(ok.includes(area), area);
     }
     one(f, "ok", /^1 tool exported \(1 command, 0 from upstream servers\)$/);
-    one(f, "ok", /^1 skills in skills\/$/);
+    one(f, "ok", /^1 skill in skills\/$/);
   });
 
   it("reads as healthy (exit 0) in the report", () => {
@@ -293,8 +293,8 @@ describe("context, skills and roles", () => {
     symlinkSync(path.join(dir, "gone.md"), path.join(dir, "roles", "dangling.md"));
     mkdirSync(path.join(dir, "roles", "folder.md"));
     const f = check(dir);
-    one(f, "ok", /^1 skills in skills\/$/);
-    one(f, "ok", /^1 roles in roles\/$/);
+    one(f, "ok", /^1 skill in skills\/$/);
+    one(f, "ok", /^1 role in roles\/$/);
     assert.deepEqual(problems(f), []);
   });
 
