@@ -95,6 +95,34 @@ mcp_servers:
     assert.doesNotMatch(r.stdout, /waiting for/);
   });
 
+  it("hermit serve typed at a terminal says what it is waiting for, on stderr", async () => {
+    tty.assertReady();
+    const plain = path.join(tmp.path, "plain");
+    mkdirSync(plain);
+    writeFileSync(
+      path.join(plain, "hermit.yaml"),
+      "name: plain\nexports: { tools: [hi] }\ntools:\n  hi:\n    description: Hi\n    run: [echo, hi]\n",
+    );
+    const out = path.join(tmp.path, "serve-stdout");
+    const child = inTerminal(
+      `${shellQuote(hermitBin())} serve ${shellQuote(plain)} 1>${shellQuote(out)}`,
+      process.env,
+      reaper,
+    );
+    let seen = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (seen += d));
+    try {
+      await waitFor(() => seen.includes("Ctrl-D"), {
+        timeoutMs: 30_000,
+        what: () => `serve's hint (so far: ${JSON.stringify(seen)})`,
+      });
+      assert.match(seen, /hermit: serving plain over stdio: .*hermit deploy.*hermit call/);
+      assert.equal(readFileSync(out, "utf8"), "", "nothing on stdout, the protocol's channel");
+    } finally {
+      kill(-child.pid!);
+    }
+  });
+
   it("a relay at a terminal says it waits for the service it launched; its stdout gets none of it", async () => {
     tty.assertReady();
     const shared = path.join(tmp.path, "shared");
