@@ -17,7 +17,14 @@ import {
   type InterpolationContext,
   referenceSites,
 } from "../manifest/interpolate.ts";
-import { exportedName, exportSources, hostToolName, isGlob, type ToolSource } from "../manifest/names.ts";
+import {
+  exportedName,
+  exportSources,
+  hostToolName,
+  isGlob,
+  suggest,
+  type ToolSource,
+} from "../manifest/names.ts";
 import type { Manifest, Upstream } from "../manifest/types.ts";
 import { plural } from "../lock/report.ts";
 import { which } from "../platform/which.ts";
@@ -57,13 +64,23 @@ export function staticFindings(
 
   // exports.tools: each name must come from somewhere
   const sources = exportSources(m);
+  // names the manifest defines but does not export: what a misspelt export probably meant
+  const unexported = [
+    ...Object.keys(m.tools),
+    ...Object.values(m.upstreams).flatMap((u) =>
+      (u.include ?? []).filter((r) => !isGlob(r)).map((r) => exportedName(r, u))
+    ),
+  ].filter((n) => !m.exports.tools.includes(n));
   m.exports.tools.forEach((name, i) => {
     const s = sources.get(name) ?? [];
     if (s.length === 0) {
+      const meant = suggest(name, unexported);
       add(
         "problem",
         "exports",
-        `exports.tools lists '${name}', but no command tool defines it and no mcp_servers entry provides it; add tools.${name} or an upstream that includes it`,
+        `exports.tools lists '${name}', but no command tool defines it and no mcp_servers entry provides it; ${
+          meant ? `did you mean '${meant}'?` : `add tools.${name} or an upstream that includes it`
+        }`,
         at(["exports", "tools", i]),
       );
     } else if (s.length > 1 && s.filter((x) => x.kind === "command" || x.certain).length > 1) {

@@ -33,6 +33,8 @@ export interface LockRun {
   notes: string[];
   /** Description-scan findings in the definitions that are new or changed. */
   findings: { server: string; finding: ScanFinding }[];
+  /** Per server that ran, the raw names of every tool it offers (exported or not). */
+  offered: Record<string, string[]>;
 }
 
 export interface CollectOptions {
@@ -57,6 +59,7 @@ export async function collectLock(m: Manifest, opts: CollectOptions): Promise<Lo
   const failures: LockRun["failures"] = [];
   const notes: string[] = [];
   const live: LiveServer[] = [];
+  const offered: LockRun["offered"] = {};
   // starting them may take a while (an npx download): said at a terminal, as check's live start is
   const waiting = waitingOn(startLabel(scoped));
   await withGateway(scoped, opts.verbose ?? false, async (g) => {
@@ -69,6 +72,7 @@ export async function collectLock(m: Manifest, opts: CollectOptions): Promise<Lo
         continue;
       }
       live.push(liveServer(m, u, conn, env, notes));
+      offered[u.name] = conn.tools.map((t) => t.raw);
     }
   }, { lock: opts.versions === "locked" ? "pin" : "off" }).finally(() => waiting.done());
   // kept as locked: servers not chosen (hermit add), and those that did not start, which were not
@@ -83,7 +87,7 @@ export async function collectLock(m: Manifest, opts: CollectOptions): Promise<Lo
   const findings = changes.tools.filter((c) => c.after).flatMap((c) =>
     scanTool(c.after as { name: string }).map((finding) => ({ server: c.server, finding }))
   );
-  return { previous, next, changes, failures, notes, findings };
+  return { previous, next, changes, failures, notes, findings, offered };
 }
 
 function liveServer(

@@ -183,6 +183,29 @@ describe("a locked server that does not start", () => {
   });
 });
 
+describe("a locked tool taken out of exports.tools", () => {
+  const tmp = tempDir();
+  after(() => tmp.cleanup());
+
+  it("is 'no longer exported' (the server still offers it), not 'no longer offered'", async () => {
+    adapter(tmp.path, { RUG_STATE: path.join(tmp.path, "starts"), RUG_AFTER: "99" });
+    assert.equal((await runHermit(["lock", tmp.path])).code, 0);
+    const yaml = path.join(tmp.path, "hermit.yaml");
+    // a misspelt export: ping_server leaves exports.tools
+    writeFileSync(
+      yaml,
+      readFileSync(yaml, "utf8").replace("[fetch_page, ping_server]", "[fetch_page, ping_servr]"),
+    );
+    const check = await runHermit(["check", tmp.path]);
+    assert.equal(check.code, 3, check.stdout);
+    assert.match(
+      check.stdout,
+      /ping_server \(mcp_servers\.web\) is in hermit\.lock but no longer exported; 'hermit lock /,
+    );
+    assert.doesNotMatch(check.stdout, /no longer offered/);
+  });
+});
+
 describe("a rug pull in a list_changed refresh", () => {
   const tmp = tempDir();
   const reaper = new Reaper();

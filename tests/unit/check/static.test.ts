@@ -105,6 +105,18 @@ describe("exports", () => {
     assert.equal(problems(f).length, 1);
   });
 
+  it("a misspelt export of a defined tool or an upstream's include: did you mean", () => {
+    const yaml = healthyYaml.replace("tools: [hello]", "tools: [helo, read_graf]") +
+      "mcp_servers:\n  memory:\n    command: node\n    tools: { include: [read_graph] }\n";
+    const f = check(adapter({ ...healthyFiles, "hermit.yaml": yaml }, ["tools/hello.sh"]));
+    one(
+      f,
+      "problem",
+      /^exports\.tools lists 'helo', but no command tool defines it .*; did you mean 'hello'\?$/,
+    );
+    one(f, "problem", /^exports\.tools lists 'read_graf', but .*; did you mean 'read_graph'\?$/);
+  });
+
   it("an export named like an Object.prototype member is not provided by accident", () => {
     const yaml = healthyYaml.replace("tools: [hello]", "tools: [hello, constructor]");
     const f = check(adapter({ ...healthyFiles, "hermit.yaml": yaml }, ["tools/hello.sh"]));
