@@ -179,6 +179,8 @@ describe("a locked server that does not start", () => {
     assert.equal(check.code, 3, check.stdout);
     assert.match(check.stdout, /mcp_servers\.web could not be started/);
     assert.doesNotMatch(check.stdout, /no longer offered/);
+    // said once, in the report: not again on stderr, with a retry ("next in 30 s") a check never makes
+    assert.equal(check.stderr, "", "check's stderr");
     assert.equal(readFileSync(lockFile(tmp.path), "utf8"), before, "nothing written");
   });
 });
