@@ -12,6 +12,7 @@
  */
 import process from "node:process";
 import { terminalSafe } from "./gates/terminal_text.ts";
+import { clearProgressLine } from "./progress.ts";
 
 const levels = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 } as const;
 export type Level = keyof typeof levels;
@@ -37,7 +38,11 @@ export function omitEvents(kinds: LogEvent["kind"][]): void {
   omitted = new Set(kinds);
 }
 
-let sink = (text: string): void => void process.stderr.write(text);
+// a wait line on the terminal (progress.ts) is erased first, so the log line is not glued to it
+let sink = (text: string): void => {
+  clearProgressLine();
+  process.stderr.write(text);
+};
 
 /** Where log lines go (default `process.stderr`; the lean relay passes a cheaper writer). */
 export function setLogSink(write: (text: string) => void): void {

@@ -37,6 +37,14 @@ export function progressLine(what: string, elapsedMs: number, columns?: number):
   return (text.length > room ? `${text.slice(0, room - 1)}…` : text) + secs;
 }
 
+/** The wait line on the screen now, if any: how to take it off before a log line is written. */
+let onScreen: (() => void) | undefined;
+
+/** Erase the wait line (if one shows) so that a log line starts a line of its own; redrawn next tick. */
+export function clearProgressLine(): void {
+  onScreen?.();
+}
+
 /** Start showing a wait on `what` (after a moment, on a terminal only); call `done()` when it ends. */
 export function waitingOn(what: string, opts: ProgressOptions = {}): Waiting {
   const stream = opts.stream ?? process.stderr;
@@ -45,8 +53,13 @@ export function waitingOn(what: string, opts: ProgressOptions = {}): Waiting {
   const t0 = Date.now();
   let shown = false;
   let ticker: ReturnType<typeof setInterval> | undefined;
+  const hide = () => {
+    if (shown) write(stream, "\r\x1b[K");
+    shown = false;
+  };
   const draw = () => {
     shown = true;
+    onScreen = hide;
     // what it names may come from a manifest (a command line): shown, never obeyed
     write(stream, `\r\x1b[K${terminalSafe(progressLine(what, Date.now() - t0, stream.columns))}`);
   };
@@ -60,8 +73,8 @@ export function waitingOn(what: string, opts: ProgressOptions = {}): Waiting {
     done() {
       clearTimeout(start);
       clearInterval(ticker);
-      if (shown) write(stream, "\r\x1b[K");
-      shown = false;
+      hide();
+      if (onScreen === hide) onScreen = undefined;
     },
   };
 }

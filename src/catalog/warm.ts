@@ -17,7 +17,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import process from "node:process";
 import { which } from "../platform/which.ts";
+import { whileWaiting } from "../progress.ts";
 import { spawnInGroup } from "../process/group.ts";
+import { stoppingOnSignal } from "../process/interrupt.ts";
 import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
 import type { CatalogEntry } from "./entries.ts";
 import { makeFetchDir, noteFetchGroup } from "./fetch_dir.ts";
@@ -43,6 +45,7 @@ export async function warmNpmCache(entry: CatalogEntry): Promise<string | undefi
     if (v !== undefined && k !== "npm_config_offline") env[k] = v;
   }
   env.npm_config_ignore_scripts = "true";
+  env.npm_config_update_notifier = "false"; // npm's own upgrade advert is not the user's business here
   const project = makeFetchDir(tmpdir()); // 0700: only ours
   enableWatchdog();
   try {
@@ -50,7 +53,9 @@ export async function warmNpmCache(entry: CatalogEntry): Promise<string | undefi
     const [file, ...args] = warmArgv(npx, pkg, process.execPath);
     const group = spawnInGroup(file, args, { env, cwd: project, stdio: ["ignore", "ignore", "inherit"] });
     noteFetchGroup(project, group.pgid);
-    const status = await group.exited;
+    const status = await stoppingOnSignal(() =>
+      whileWaiting(`npx to fetch ${pkg} into npm's cache`, group.exited)
+    );
     await group.stop(); // anything it left running
     return status.code === 0 ? undefined : `fetching ${pkg} into the npm cache failed (npx ${status.reason})`;
   } finally {

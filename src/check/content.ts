@@ -79,7 +79,7 @@ export function contentFindings(m: Manifest, at: (p: (string | number)[]) => str
       }
       if (key === "skills") refused(key, undefined, () => skillFiles(m, path.dirname(d.file)));
     }
-    add("ok", key, `${docs.length} ${key} in ${rel}`);
+    add("ok", key, `${docs.length} ${docs.length === 1 ? key.slice(0, -1) : key} in ${rel}`);
   }
   return findings;
 }

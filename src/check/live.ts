@@ -8,8 +8,10 @@ import process from "node:process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { mcpMessageOf } from "../errors.ts";
 import type { Manifest } from "../manifest/types.ts";
+import { plural } from "../lock/report.ts";
 import { GroupStdioTransport } from "../mcp/stdio_transport.ts";
 import { selfCommand } from "../platform/runtime.ts";
+import { stoppingOnSignal } from "../process/interrupt.ts";
 import { waitingOn } from "../progress.ts";
 import { VERSION } from "../version.ts";
 import { missingToolFindings, ServeLog, type UpstreamFailure } from "./serve_log.ts";
@@ -48,7 +50,12 @@ export function startLabel(m: Manifest): string {
   }${downloads ? "; a first npx/uvx run downloads the package" : ""}`;
 }
 
-export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Finding[]> {
+/** The health rule's findings; interrupted (Ctrl-C), the started adapter is stopped before hermit ends. */
+export function liveFindings(m: Manifest, opts: LiveOptions): Promise<Finding[]> {
+  return stoppingOnSignal(() => startAndCompare(m, opts));
+}
+
+async function startAndCompare(m: Manifest, opts: LiveOptions): Promise<Finding[]> {
   const [cmd, ...pre] = selfCommand();
   const transport = new GroupStdioTransport({
     command: cmd,
@@ -85,7 +92,9 @@ export async function liveFindings(m: Manifest, opts: LiveOptions): Promise<Find
         area: "health",
         message: served.length === 0
           ? `live: initialize answered in ${initMs} ms; it serves no tools, as exports.tools says`
-          : `live: initialize answered in ${initMs} ms; tools/list matches exports.tools (${served.length} tools)`,
+          : `live: initialize answered in ${initMs} ms; tools/list matches exports.tools (${
+            plural(served.length, "tool")
+          })`,
       });
     }
     const failures = missing.length && opts.failures ? await opts.failures() : heard.failures;

@@ -26,7 +26,13 @@ export function screeningFindings(
   ];
   if (refusals.length === 0) {
     const n = Object.keys(m.upstreams).length + Object.keys(m.tools).length;
-    return n ? [{ level: "ok", area: "screening", message: `${n} entries pass config screening` }] : [];
+    return n
+      ? [{
+        level: "ok",
+        area: "screening",
+        message: `${n === 1 ? "1 entry passes" : `${n} entries pass`} config screening`,
+      }]
+      : [];
   }
   return refusals.map((r) => ({ level: "problem", area: "screening", message: refusalLine(r) }));
 }

@@ -17,9 +17,18 @@ import {
   type InterpolationContext,
   referenceSites,
 } from "../manifest/interpolate.ts";
-import { exportedName, exportSources, hostToolName, isGlob, type ToolSource } from "../manifest/names.ts";
+import {
+  exportedName,
+  exportSources,
+  hostToolName,
+  isGlob,
+  suggest,
+  type ToolSource,
+} from "../manifest/names.ts";
 import type { Manifest, Upstream } from "../manifest/types.ts";
+import { plural } from "../lock/report.ts";
 import { which } from "../platform/which.ts";
+import { serveTarget } from "../deploy/adapter.ts";
 import { contentFindings } from "./content.ts";
 
 export type FindingLevel = "ok" | "warning" | "problem";
@@ -55,13 +64,23 @@ export function staticFindings(
 
   // exports.tools: each name must come from somewhere
   const sources = exportSources(m);
+  // names the manifest defines but does not export: what a misspelt export probably meant
+  const unexported = [
+    ...Object.keys(m.tools),
+    ...Object.values(m.upstreams).flatMap((u) =>
+      (u.include ?? []).filter((r) => !isGlob(r)).map((r) => exportedName(r, u))
+    ),
+  ].filter((n) => !m.exports.tools.includes(n));
   m.exports.tools.forEach((name, i) => {
     const s = sources.get(name) ?? [];
     if (s.length === 0) {
+      const meant = suggest(name, unexported);
       add(
         "problem",
         "exports",
-        `exports.tools lists '${name}', but no command tool defines it and no mcp_servers entry provides it; add tools.${name} or an upstream that includes it`,
+        `exports.tools lists '${name}', but no command tool defines it and no mcp_servers entry provides it; ${
+          meant ? `did you mean '${meant}'?` : `add tools.${name} or an upstream that includes it`
+        }`,
         at(["exports", "tools", i]),
       );
     } else if (s.length > 1 && s.filter((x) => x.kind === "command" || x.certain).length > 1) {
@@ -120,7 +139,7 @@ export function staticFindings(
     add(
       "ok",
       "exports",
-      `${m.exports.tools.length} tools exported (${cmd} command, ${
+      `${plural(m.exports.tools.length, "tool")} exported (${cmd} command, ${
         m.exports.tools.length - cmd
       } from upstream servers)`,
     );
@@ -223,6 +242,18 @@ function upstreamEnvFindings(m: Manifest, at: At, add: Add, env: Record<string, 
 }
 
 function serveFindings(m: Manifest, at: At, add: Add): void {
+  // deploy writes this command into hosts' configs: a DIR that holds no adapter fails every start
+  const target = serveTarget(m);
+  if (target !== m.dir && target !== m.file && !isFile(path.join(target, "hermit.yaml")) && !isFile(target)) {
+    add(
+      "problem",
+      "serve",
+      `serve.command ${
+        quote(m.serve.command)
+      } serves ${target}, where there is no hermit.yaml, so a host started with it fails; its DIR is relative to the adapter: command: hermit serve .`,
+      at(["serve", "command"]),
+    );
+  }
   if (m.serve.lifecycle !== "standalone") return;
   const instr = m.serve.instructions;
   if (!instr) {

@@ -10,6 +10,7 @@ import { sandboxFindings } from "../check/sandbox.ts";
 import { screeningFindings } from "../check/screening.ts";
 import { staticFindings } from "../check/static.ts";
 import { Exit } from "../errors.ts";
+import { omitEvents } from "../log.ts";
 import { lockStaticFindings } from "../lock/findings.ts";
 import { loadManifestWithSource } from "../manifest/load.ts";
 import type { SetExit } from "./app.ts";
@@ -52,6 +53,8 @@ export function registerCheck(program: Command, setExit: SetExit): void {
         }
         // tools missing from the live list: show the ones hermit.lock withholds, with their diff
         if (findings.some((f) => f.area === "health" && f.level === "problem")) {
+          // the servers start again in process: what fails is in the report already, once
+          omitEvents(["upstream-failed", "not-served"]);
           const { lockLiveFindings } = await import("../lock/findings.ts");
           findings.push(...await lockLiveFindings(loaded.manifest));
         }

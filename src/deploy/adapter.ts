@@ -50,6 +50,13 @@ function dirIndex(words: string[]): number {
   return -1;
 }
 
+/** The directory (or manifest file) `serve.command` serves, absolute: DIR is relative to the adapter. */
+export function serveTarget(m: Manifest): string {
+  const words = splitWords(m.serve.command).slice(1);
+  const at = dirIndex(words);
+  return at < 0 ? m.dir : path.resolve(m.dir, words[at]);
+}
+
 export function stdioLaunch(m: Manifest, self: string[]): Launch {
   const words = splitWords(m.serve.command).slice(1); // `hermit` → the binary
   const args = words.map((w) => /^\.\.?[\\/]/.test(w) ? path.resolve(m.dir, w) : w);

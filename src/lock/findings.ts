@@ -93,10 +93,14 @@ export async function lockLiveFindings(m: Manifest): Promise<Finding[]> {
     const label = toolLabel(m, c.server, c.raw);
     const diff = changeLines(c).map((l) => `\n             ${l}`).join("");
     if (c.kind === "removed") {
+      // a tool the server still offers has left exports.tools: not a change of the server's
+      const gone = !(run.offered[c.server] ?? []).includes(c.raw);
       out.push({
         level: "warning",
         area: "lock",
-        message: `${label} is in hermit.lock but no longer offered`,
+        message: gone
+          ? `${label} is in hermit.lock but no longer offered`
+          : `${label} is in hermit.lock but no longer exported; '${lockCmd}' drops it`,
       });
     } else {
       out.push({

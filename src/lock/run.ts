@@ -12,7 +12,9 @@ import { SAFE_MODE_NOTICE, safeMode } from "../gates/safe_mode.ts";
 import { type ScanFinding, scanTool } from "../gates/scan.ts";
 import { refusalLine, screenManifest } from "../gates/screen_manifest.ts";
 import { contextFrom, interpolate } from "../manifest/interpolate.ts";
+import { waitingOn } from "../progress.ts";
 import type { Manifest, Upstream } from "../manifest/types.ts";
+import { startLabel } from "../check/live.ts";
 import { withGateway } from "../mcp/diagnostics.ts";
 import type { LiveUpstream } from "../mcp/gateway.ts";
 import { buildLock, compareLocks, type LiveServer, type LockChanges } from "./build.ts";
@@ -31,6 +33,8 @@ export interface LockRun {
   notes: string[];
   /** Description-scan findings in the definitions that are new or changed. */
   findings: { server: string; finding: ScanFinding }[];
+  /** Per server that ran, the raw names of every tool it offers (exported or not). */
+  offered: Record<string, string[]>;
 }
 
 export interface CollectOptions {
@@ -55,6 +59,9 @@ export async function collectLock(m: Manifest, opts: CollectOptions): Promise<Lo
   const failures: LockRun["failures"] = [];
   const notes: string[] = [];
   const live: LiveServer[] = [];
+  const offered: LockRun["offered"] = {};
+  // starting them may take a while (an npx download): said at a terminal, as check's live start is
+  const waiting = waitingOn(startLabel(scoped));
   await withGateway(scoped, opts.verbose ?? false, async (g) => {
     // a lazy upstream answered from the schema cache: the lock needs it live (liveUpstreams starts it)
     const running = new Map((await g.liveUpstreams()).map((u) => [u.name, u]));
@@ -65,17 +72,22 @@ export async function collectLock(m: Manifest, opts: CollectOptions): Promise<Lo
         continue;
       }
       live.push(liveServer(m, u, conn, env, notes));
+      offered[u.name] = conn.tools.map((t) => t.raw);
     }
-  }, { lock: opts.versions === "locked" ? "pin" : "off" });
-  const keep = previous.kind === "ok" && opts.only
-    ? Object.fromEntries(Object.entries(previous.lock.servers).filter(([n]) => !opts.only!.includes(n)))
+  }, { lock: opts.versions === "locked" ? "pin" : "off" }).finally(() => waiting.done());
+  // kept as locked: servers not chosen (hermit add), and those that did not start, which were not
+  // seen at all (their tools are not "removed"; nothing is written while one fails)
+  const unseen = (n: string) =>
+    (opts.only !== undefined && !opts.only.includes(n)) || failures.some((f) => f.server === n);
+  const keep = previous.kind === "ok"
+    ? Object.fromEntries(Object.entries(previous.lock.servers).filter(([n]) => unseen(n)))
     : {};
   const next = buildLock(live, keep);
   const changes = compareLocks(previous.kind === "ok" ? previous.lock : undefined, next);
   const findings = changes.tools.filter((c) => c.after).flatMap((c) =>
     scanTool(c.after as { name: string }).map((finding) => ({ server: c.server, finding }))
   );
-  return { previous, next, changes, failures, notes, findings };
+  return { previous, next, changes, failures, notes, findings, offered };
 }
 
 function liveServer(

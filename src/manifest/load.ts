@@ -19,7 +19,7 @@ import { formatIssue, formatPath, type LocatedIssue, type PathSeg, quote, Source
 import { escaped, libraryLine, unseen, yamlSyntaxIssue } from "./yaml_errors.ts";
 import { suggest } from "./names.ts";
 import { normalize } from "./normalize.ts";
-import { displayPath, resolveManifestPath } from "./paths.ts";
+import { adapterNearby, displayPath, resolveManifestPath } from "./paths.ts";
 import { knownKeys, manifestSchema } from "./schema.ts";
 import type { Manifest } from "./types.ts";
 
@@ -92,7 +92,7 @@ function readManifestText(file: string, dir: string): string {
     }
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === "ENOENT"
-      ? `not found; create one with 'hermit init ${displayPath(dir)}'`
+      ? `not found; ${adapterNearby(dir) ?? `create one with 'hermit init ${displayPath(dir)}'`}`
       : `cannot be read (${code ?? "error"})`;
     throw new HermitError(`${displayPath(file)}: ${why}`, Exit.usage);
   }

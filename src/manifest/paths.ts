@@ -2,7 +2,7 @@
  * Where an adapter's manifest is, and how paths are shown in messages. Kept apart from the loader
  * (YAML, zod) so that the relay's fast path can find the manifest without loading either.
  */
-import { statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { Exit, HermitError } from "../errors.ts";
@@ -29,4 +29,39 @@ export function resolveManifestPath(target: string): { file: string; dir: string
 export function displayPath(file: string): string {
   const rel = path.relative(process.cwd(), file);
   return rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : file;
+}
+
+/** How a directory is named for the user to pass: relative to the working directory, `.` for it. */
+function asArgument(dir: string): string {
+  return path.relative(process.cwd(), dir) || ".";
+}
+
+/**
+ * Where the adapter probably is when `dir` holds no hermit.yaml (a newcomer in its `tools/`, or in
+ * the project one level above it): the nearest directory above with one, else those just below.
+ * What to tell the user, or undefined when neither is there.
+ */
+export function adapterNearby(dir: string): string | undefined {
+  for (let at = dir, up = path.dirname(dir); up !== at; at = up, up = path.dirname(up)) {
+    if (existsSync(path.join(up, MANIFEST_FILE))) {
+      const here = path.resolve(dir) === process.cwd() ? "this directory" : asArgument(dir);
+      return `${here} is inside the adapter '${asArgument(up)}': pass that directory instead`;
+    }
+  }
+  let below: string[] = [];
+  try {
+    below = readdirSync(dir, { withFileTypes: true })
+      .filter((e) =>
+        e.isDirectory() && !e.name.startsWith(".") && existsSync(path.join(dir, e.name, MANIFEST_FILE))
+      )
+      .map((e) => `'${asArgument(path.join(dir, e.name))}'`)
+      .sort();
+  } catch {
+    return undefined;
+  }
+  if (below.length === 0) return undefined;
+  const shown = below.length > 5 ? [...below.slice(0, 5), "…"] : below;
+  return below.length === 1
+    ? `an adapter is in a directory below: pass ${shown[0]}`
+    : `adapters are in directories below: pass one of ${shown.join(", ")}`;
 }

@@ -10,6 +10,7 @@ import { refusalLine } from "../gates/screen_manifest.ts";
 import { exportSources } from "../manifest/names.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { stopAllGroups } from "../process/group.ts";
+import { stoppingOnSignal } from "../process/interrupt.ts";
 import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
 import { checkArguments } from "./arguments.ts";
 import { Gateway, type GatewayOptions, REFUSED_META } from "./gateway.ts";
@@ -25,14 +26,16 @@ export async function withGateway<T>(
 ): Promise<T> {
   enableWatchdog();
   const gateway = new Gateway(manifest, { stderrLevel: verbose ? "info" : "debug", ...opts });
-  try {
-    await gateway.start(startupWaitMs());
-    return await fn(gateway);
-  } finally {
-    await gateway.stop();
-    await stopAllGroups();
-    await disableWatchdog();
-  }
+  return await stoppingOnSignal(async () => {
+    try {
+      await gateway.start(startupWaitMs());
+      return await fn(gateway);
+    } finally {
+      await gateway.stop();
+      await stopAllGroups();
+      await disableWatchdog();
+    }
+  });
 }
 
 export interface ToolRow {

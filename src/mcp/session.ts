@@ -7,7 +7,9 @@
  */
 import process from "node:process";
 import { log } from "../log.ts";
+import { displayPath } from "../manifest/paths.ts";
 import type { Manifest } from "../manifest/types.ts";
+import { shellQuote } from "../platform/shell_quote.ts";
 import { stopAllGroups } from "../process/group.ts";
 import { watchParent } from "../process/parent.ts";
 import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
@@ -60,6 +62,13 @@ export function sessionEnd(
   });
 }
 
+/** For a person who typed `hermit serve` at a terminal, where it waits for MCP in silence. */
+function terminalHint(m: Manifest): string {
+  const dir = shellQuote(m.dir === process.cwd() ? "." : displayPath(m.dir));
+  return `serving ${m.name} over stdio: this is what a host runs, speaking MCP (JSON-RPC lines) on stdin/stdout; ` +
+    `to add it to a host: hermit deploy ${dir} --host claude (or another); to try a tool: hermit call ${dir} TOOL; Ctrl-D ends`;
+}
+
 export async function serveStdio(manifest: Manifest): Promise<number> {
   enableWatchdog();
   const gateway = new Gateway(manifest);
@@ -71,6 +80,7 @@ export async function serveStdio(manifest: Manifest): Promise<number> {
   const ended = sessionEnd(transport);
   await session.connect(transport);
   const inFlight = trackInFlight(transport);
+  if (process.stdin.isTTY) log.info(terminalHint(manifest));
   log.debug(
     `serving ${manifest.name}: ${gateway.listTools().length} tools ready in ${
       Math.round(performance.now() - t0)

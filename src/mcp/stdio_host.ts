@@ -104,8 +104,16 @@ export class HostStdioTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     if ("method" in message && "id" in message) this.#asked.add(message.id);
     return new Promise((resolve) => {
-      if (this.#stdout.write(serializeMessage(message))) resolve();
-      else this.#stdout.once("drain", resolve);
+      const out = this.#stdout;
+      // A write that fails (EPIPE: the host is gone) never drains; its callback settles it, so an
+      // answer nobody can read does not hold serve's drain at exit for its whole bound.
+      const failed = (err?: Error | null) => {
+        if (!err) return;
+        out.off("drain", resolve);
+        resolve();
+      };
+      if (out.write(serializeMessage(message), failed)) resolve();
+      else out.once("drain", resolve);
     });
   }
 

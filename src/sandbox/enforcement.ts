@@ -4,6 +4,7 @@
  * (`fs: landlock abi 7; network: none (namespace)`), the parts that are not enforced (one warning
  * per entry, or a refusal under `require`), and the hint a failed start gets. Pure.
  */
+import { isPinnable, packageOf } from "../lock/packages.ts";
 import { formatDestination } from "../manifest/sandbox.ts";
 import { levelAt } from "./landlock.ts";
 import type { Policy } from "./policy.ts";
@@ -160,11 +161,25 @@ export function refusalLine(label: string, e: Enforcement): string {
 /**
  * For a confined entry that failed: the key that would open what it tripped over, read from the
  * last lines it wrote (`EACCES … '/path'` → `write:` or `read:`; name resolution or connection
- * errors → `network:`), else the whole block.
+ * errors → `network:`), else the whole block. npm's ENOTCACHED under `network: none` (where hermit
+ * runs npm offline) is a cold cache instead: the package to fetch once (from `launch`, the command
+ * as spawned), never a network to open.
  */
-export function failureHint(policy: Policy, e: Enforcement, stderrTail: readonly string[]): string {
+export function failureHint(
+  policy: Policy,
+  e: Enforcement,
+  stderrTail: readonly string[],
+  launch?: { command: string; args: readonly string[] },
+): string {
   const at = `${policy.label}.sandbox`;
   const text = stderrTail.join("\n");
+  if (policy.network.mode === "none" && /ENOTCACHED/.test(text)) {
+    const pkg = launch && packageOf(launch.command, launch.args);
+    const fetch = isPinnable(pkg) && pkg.runner === "npx"
+      ? `${pkg.spec} is not in npm's cache: fetch it once with 'npx -y --package ${pkg.spec} -- node --version' (runs none of its code)`
+      : "its package is not in npm's cache: run it once with the network to fill the cache";
+    return `it runs in the sandbox (${summary(e)}), where npm is offline, and ${fetch}, then start it again`;
+  }
   const denied =
     /(?:EACCES|EPERM|EROFS)[^\n]*?(open|mkdir|mkdtemp|rename|unlink|copyfile|symlink|rmdir|scandir|access|stat)\s+'([^']+)'/i
       .exec(text) ??

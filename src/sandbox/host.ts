@@ -215,7 +215,10 @@ export class SandboxHost {
       }
       settle({ ...actual, missing: [...actual.missing, ...gaps.map((g) => g.phrase)] });
     }
-    return { group, hint: (tail) => failureHint(policy, this.#effective.get(entry.label) ?? forecast, tail) };
+    return {
+      group,
+      hint: (tail) => failureHint(policy, this.#effective.get(entry.label) ?? forecast, tail, req),
+    };
   }
 
   /** Stop the proxies and remove what is left of the temporary directories. */

@@ -42,7 +42,7 @@ describe("check: the live health rule", () => {
     assert.equal(report.verdict, "healthy");
     assert.match(
       live(report)[0].message,
-      /^live: initialize answered in \d+ ms; tools\/list matches exports\.tools \(1 tools\)$/,
+      /^live: initialize answered in \d+ ms; tools\/list matches exports\.tools \(1 tool\)$/,
     );
   });
 

@@ -1,12 +1,15 @@
 /**
  * The command line as users meet it, through the compiled binary: version, help, usage errors and
- * their exit codes, and how long `--version` takes to answer.
+ * their exit codes, how long `--version` takes to answer, and Ctrl-C during a command.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
-import { root, runHermit, type RunResult } from "../helpers/hermit.ts";
+import { hermitBin, hermitEnv, root, runHermit, type RunResult } from "../helpers/hermit.ts";
+import { alive, cmdline, descendants, kill, Reaper, waitFor } from "../helpers/procs.ts";
+import { tempDir } from "../helpers/tmp.ts";
 
 const VERSION: string = JSON.parse(readFileSync(path.join(root, "deno.json"), "utf8")).version;
 const STACK_LINE = /^\s+at /m;
@@ -199,5 +202,52 @@ describe("usage errors exit 2 with one error line on stderr", () => {
       "error: --ppid must be a process id, got 'x'",
       "watchdog --ppid x",
     );
+  });
+});
+
+describe("Ctrl-C", () => {
+  test("hermit call interrupted: its tool is stopped before hermit ends, exit 130, no watchdog warning", async () => {
+    const tmp = tempDir();
+    const reaper = new Reaper();
+    try {
+      writeFileSync(
+        path.join(tmp.path, "hermit.yaml"),
+        `name: slow
+exports: { tools: [wait] }
+tools:
+  wait:
+    description: Waits
+    run: [sleep, "61"]
+`,
+      );
+      const child = spawn(hermitBin(), ["call", tmp.path, "wait"], {
+        env: hermitEnv() as Record<string, string>,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      reaper.track(child.pid);
+      let stderr = "";
+      child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+      child.stdout.resume();
+      const tool = await waitFor(
+        () => descendants(child.pid!).find((p) => cmdline(p).endsWith("sleep 61")),
+        { timeoutMs: 10_000, what: "the tool to start" },
+      );
+      reaper.track(tool);
+      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+        child.once("exit", (code, signal) => resolve({ code, signal }))
+      );
+      // stderr complete (the watchdog shares it); listened for now: it may come right after the exit
+      const closed = new Promise((r) => child.once("close", r));
+      kill(child.pid!, "SIGINT"); // what a terminal sends on Ctrl-C
+      const end = await exited;
+      const toolAlive = alive(tool); // at hermit's own end, not after the watchdog's
+      await closed;
+      assert.equal(end.code ?? (end.signal === "SIGINT" ? 130 : end.signal), 130, stderr);
+      assert.equal(toolAlive, false, "the tool is stopped before hermit ends");
+      assert.equal(stderr, "", "nothing said after Ctrl-C (no watchdog warning after the prompt)");
+    } finally {
+      await reaper.reap();
+      tmp.cleanup();
+    }
   });
 });

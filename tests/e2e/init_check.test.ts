@@ -329,6 +329,37 @@ describe("hermit check", () => {
     );
     assert.match(inCwd[0], /hermit\.yaml: not found; create one with 'hermit init/);
   });
+
+  test("run from inside the adapter or from the project above it: the error names the adapter to pass", async () => {
+    const cwd = scratch();
+    assert.equal((await runHermit(["init", "my-tools"], { cwd })).code, 0);
+    // in the adapter's tools/ folder: not 'hermit init' there (a second adapter inside the first)
+    const inTools = assertFailed(
+      await runHermit(["check"], { cwd: path.join(cwd, "my-tools", "tools") }),
+      2,
+      "check in tools/",
+    );
+    assert.deepEqual(inTools, [
+      "error: hermit.yaml: not found; this directory is inside the adapter '..': pass that directory instead",
+    ]);
+    const named = assertFailed(
+      await runHermit(["tools", "my-tools/tools"], { cwd }),
+      2,
+      "tools my-tools/tools",
+    );
+    assert.deepEqual(named, [
+      "error: my-tools/tools/hermit.yaml: not found; my-tools/tools is inside the adapter 'my-tools': pass that directory instead",
+    ]);
+    // in the project, where `hermit init my-tools` ran: the adapter is one level down
+    const above = assertFailed(
+      await runHermit(["check", "--json"], { cwd }),
+      2,
+      "check --json in the project",
+    );
+    assert.deepEqual(above, [
+      "error: hermit.yaml: not found; an adapter is in a directory below: pass 'my-tools'",
+    ]);
+  });
 });
 
 describe("output through a pipe", () => {

@@ -183,6 +183,57 @@ describe("a changed schema", () => {
   });
 });
 
+describe("a locked server that does not start", () => {
+  const tmp = tempDir();
+  after(() => tmp.cleanup());
+
+  it("is a server that did not start, not tools 'removed' or 'no longer offered'", async () => {
+    adapter(tmp.path, { RUG_STATE: path.join(tmp.path, "starts"), RUG_AFTER: "99" });
+    assert.equal((await runHermit(["lock", tmp.path])).code, 0);
+    // the same entry, now failing at start (a teammate's machine without what it needs)
+    const yaml = path.join(tmp.path, "hermit.yaml");
+    writeFileSync(
+      yaml,
+      readFileSync(yaml, "utf8").replace("env: {", 'env: { NODE_OPTIONS: "--require /nonexistent.js", '),
+    );
+    const before = readFileSync(lockFile(tmp.path), "utf8");
+    const lock = await runHermit(["lock", tmp.path, "--check"]);
+    assert.equal(lock.code, 3, lock.stdout + lock.stderr);
+    assert.match(lock.stdout, /problem: mcp_servers\.web did not start/);
+    assert.doesNotMatch(lock.stdout, /removed/);
+    const check = await runHermit(["check", tmp.path]);
+    assert.equal(check.code, 3, check.stdout);
+    assert.match(check.stdout, /mcp_servers\.web could not be started/);
+    assert.doesNotMatch(check.stdout, /no longer offered/);
+    // said once, in the report: not again on stderr, with a retry ("next in 30 s") a check never makes
+    assert.equal(check.stderr, "", "check's stderr");
+    assert.equal(readFileSync(lockFile(tmp.path), "utf8"), before, "nothing written");
+  });
+});
+
+describe("a locked tool taken out of exports.tools", () => {
+  const tmp = tempDir();
+  after(() => tmp.cleanup());
+
+  it("is 'no longer exported' (the server still offers it), not 'no longer offered'", async () => {
+    adapter(tmp.path, { RUG_STATE: path.join(tmp.path, "starts"), RUG_AFTER: "99" });
+    assert.equal((await runHermit(["lock", tmp.path])).code, 0);
+    const yaml = path.join(tmp.path, "hermit.yaml");
+    // a misspelt export: ping_server leaves exports.tools
+    writeFileSync(
+      yaml,
+      readFileSync(yaml, "utf8").replace("[fetch_page, ping_server]", "[fetch_page, ping_servr]"),
+    );
+    const check = await runHermit(["check", tmp.path]);
+    assert.equal(check.code, 3, check.stdout);
+    assert.match(
+      check.stdout,
+      /ping_server \(mcp_servers\.web\) is in hermit\.lock but no longer exported; 'hermit lock /,
+    );
+    assert.doesNotMatch(check.stdout, /no longer offered/);
+  });
+});
+
 describe("a rug pull in a list_changed refresh", () => {
   const tmp = tempDir();
   const reaper = new Reaper();

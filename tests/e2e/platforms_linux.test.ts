@@ -84,7 +84,7 @@ function smokeChecks(name: string, run: () => Run, adapter: () => string, sandbo
     assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
     assert.match(
       r.stdout,
-      /live: initialize answered in \d+ ms; tools\/list matches exports\.tools \(1 tools\)/,
+      /live: initialize answered in \d+ ms; tools\/list matches exports\.tools \(1 tool\)/,
     );
     assert.match(r.stdout, /^healthy /m);
   });

@@ -168,7 +168,7 @@ describe("windows-x64 under Wine", { skip: req.skip }, () => {
     assert.equal(check.code, 0, `${check.stdout}\n${check.stderr}`);
     assert.match(
       check.stdout,
-      /live: initialize answered in \d+ ms; tools\/list matches exports\.tools \(1 tools\)/,
+      /live: initialize answered in \d+ ms; tools\/list matches exports\.tools \(1 tool\)/,
     );
   });
 

@@ -1,6 +1,6 @@
 /**
  * Long waits, as a person at a terminal sees them (a pseudo-terminal from util-linux `script`):
- * `hermit check` starting an adapter whose upstream is slow to start, and a relay (`hermit serve`
+ * `hermit check` (and `hermit lock`, `hermit add`) starting an adapter whose upstream is slow to start, and a relay (`hermit serve`
  * of a standalone adapter) starting its service, show what they wait on, on stderr, and erase
  * it; the relay's stdout (the protocol) gets none of it; without a terminal nothing is shown.
  */
@@ -70,11 +70,57 @@ mcp_servers:
     assert.ok(shown < erased && erased < report, "shown, erased, then the report");
   });
 
+  it("lock at a terminal says what it waits on too, then erases it before the report", async () => {
+    tty.assertReady();
+    const child = inTerminal(
+      `${shellQuote(hermitBin())} lock ${shellQuote(slow)} --check`,
+      process.env,
+      reaper,
+    );
+    const r = await collect(child, "", 90_000, "lock in a terminal");
+    assert.equal(r.code, 3, r.stdout); // no hermit.lock yet: out of date
+    const shown = r.stdout.indexOf(
+      "hermit: waiting for slow to start its upstream servers: mcp_servers.memory",
+    );
+    assert.ok(shown >= 0, `the wait is shown:\n${JSON.stringify(r.stdout)}`);
+    const erased = r.stdout.lastIndexOf("\r\x1b[K");
+    const report = r.stdout.indexOf("hermit lock: slow");
+    assert.ok(shown < erased && erased < report, "shown, erased, then the report");
+  });
+
   it("check without a terminal shows nothing of it", async () => {
     const r = await runHermit(["check", slow], { timeoutMs: 90_000 });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.equal(r.stderr, "");
     assert.doesNotMatch(r.stdout, /waiting for/);
+  });
+
+  it("hermit serve typed at a terminal says what it is waiting for, on stderr", async () => {
+    tty.assertReady();
+    const plain = path.join(tmp.path, "plain");
+    mkdirSync(plain);
+    writeFileSync(
+      path.join(plain, "hermit.yaml"),
+      "name: plain\nexports: { tools: [hi] }\ntools:\n  hi:\n    description: Hi\n    run: [echo, hi]\n",
+    );
+    const out = path.join(tmp.path, "serve-stdout");
+    const child = inTerminal(
+      `${shellQuote(hermitBin())} serve ${shellQuote(plain)} 1>${shellQuote(out)}`,
+      process.env,
+      reaper,
+    );
+    let seen = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (seen += d));
+    try {
+      await waitFor(() => seen.includes("Ctrl-D"), {
+        timeoutMs: 30_000,
+        what: () => `serve's hint (so far: ${JSON.stringify(seen)})`,
+      });
+      assert.match(seen, /hermit: serving plain over stdio: .*hermit deploy.*hermit call/);
+      assert.equal(readFileSync(out, "utf8"), "", "nothing on stdout, the protocol's channel");
+    } finally {
+      kill(-child.pid!);
+    }
   });
 
   it("a relay at a terminal says it waits for the service it launched; its stdout gets none of it", async () => {

@@ -107,7 +107,7 @@ describe(
           timeoutMs: 90_000,
         });
         assert.equal(r.code, 3, r.stdout + r.stderr); // not an MCP server: exports not served
-        assert.match(r.stdout, /ok {7}1 entries pass config screening/);
+        assert.match(r.stdout, /ok {7}1 entry passes config screening/);
         assert.match(r.stdout, /mcp_servers\.trick: fs: landlock abi \d+; network: none/);
         assert.match(r.stdout, /it runs in the sandbox/);
         assert.equal(payload.count(), 0, "the payload was fetched");

@@ -2,14 +2,16 @@
  * Nothing hermit starts may outlive it: kill -9 of the host (hermit sees stdin close and stops its
  * children), and kill -9 of `hermit serve` itself (the watchdog, told at once by EOF on its stdin,
  * reaps the groups), with an upstream launched through `npx`, which leaves wrapper descendants (npm
- * exec → node).
+ * exec → node). And a host that dies with a request unanswered while serve still starts its upstreams
+ * (a Ctrl-C of `hermit check`, a host that crashes): serve answers into a pipe nobody reads, and
+ * must still end at once rather than wait out its 30 s drain for an answer that cannot go out.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { hermitBin, hermitEnv } from "../helpers/hermit.ts";
+import { fixtures, hermitBin, hermitEnv } from "../helpers/hermit.ts";
 import { alive, allProcesses, cmdline, descendants, kill, Reaper, waitFor } from "../helpers/procs.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
@@ -122,5 +124,62 @@ describe("serve: process hygiene", () => {
       },
     );
     assert.equal(how, "closed the pipe", stderr());
+  });
+});
+
+describe("serve: a host gone before its request is answered", () => {
+  const tmp = tempDir();
+  const reaper = new Reaper();
+  // an upstream that takes 2 s to answer anything: the host's initialize waits in serve's stdin
+  writeFileSync(
+    path.join(tmp.path, "hermit.yaml"),
+    `name: slow
+exports: { tools: [echo] }
+mcp_servers:
+  slow:
+    command: node
+    args: [${JSON.stringify(path.join(fixtures, "servers", "scripted.mjs"))}]
+    env: { START_DELAY_MS: "2000" }
+`,
+  );
+  after(async () => {
+    await reaper.reap();
+    tmp.cleanup();
+  });
+
+  it("kill -9 of the host while serve starts: serve and its upstream end within seconds", async () => {
+    const host = spawn(
+      "node",
+      [
+        "-e",
+        `const c = require("node:child_process").spawn(process.argv[1], ["serve", process.argv[2]], { stdio: ["pipe", "pipe", "inherit"] });
+c.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "host", version: "0" } } }) + "\\n");
+console.log(c.pid);
+setInterval(() => {}, 1 << 30);`,
+        hermitBin(),
+        tmp.path,
+      ],
+      { cwd: tmp.path, env: hermitEnv() as Record<string, string>, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    reaper.track(host.pid);
+    let out = "";
+    host.stdout.setEncoding("utf8").on("data", (d) => (out += d));
+    const hermit = await waitFor(() => Number(out.trim()) || undefined, {
+      timeoutMs: 10_000,
+      what: "serve's pid",
+    });
+    reaper.track(hermit);
+    const upstream = await waitFor(
+      () => descendants(hermit).find((p) => cmdline(p).includes("scripted.mjs")),
+      { timeoutMs: 10_000, what: "the upstream to start" },
+    );
+    reaper.track(upstream);
+    kill(host.pid!, "SIGKILL");
+    // the upstream answers at 2 s; serve then reads the initialize, answers into a dead pipe, sees EOF
+    await waitFor(() => !alive(hermit) && !alive(upstream), {
+      timeoutMs: 10_000,
+      what: () =>
+        `serve and its upstream to exit (left: ${[hermit, upstream].filter(alive).map(cmdline).join(" | ")})`,
+    });
   });
 });

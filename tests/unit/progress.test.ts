@@ -4,7 +4,7 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { progressLine, waitingOn, whileWaiting } from "../../src/progress.ts";
+import { clearProgressLine, progressLine, waitingOn, whileWaiting } from "../../src/progress.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -37,6 +37,20 @@ describe("progress", () => {
     const n = out.length;
     await sleep(1200);
     assert.equal(out.length, n, "nothing after done()");
+  });
+
+  it("a log line written during the wait erases the line first, so the two are not glued", async () => {
+    const { out, s } = stream(true);
+    const w = waitingOn("npx", { stream: s, afterMs: 0 });
+    await sleep(30);
+    assert.equal(out.length, 1);
+    clearProgressLine(); // what log.ts does before each line
+    assert.equal(out.at(-1), "\r\x1b[K");
+    const n = out.length;
+    w.done();
+    assert.equal(out.length, n, "already erased: done() writes nothing more");
+    clearProgressLine();
+    assert.equal(out.length, n, "no wait shown: nothing to erase");
   });
 
   it("what it names (an adapter's command line) cannot drive the terminal", async () => {

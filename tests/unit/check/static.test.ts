@@ -77,8 +77,8 @@ describe("a healthy adapter", () => {
     for (const area of ["manifest", "exports", "context", "skills", "roles"]) {
       assert.ok(ok.includes(area), area);
     }
-    one(f, "ok", /^1 tools exported \(1 command, 0 from upstream servers\)$/);
-    one(f, "ok", /^1 skills in skills\/$/);
+    one(f, "ok", /^1 tool exported \(1 command, 0 from upstream servers\)$/);
+    one(f, "ok", /^1 skill in skills\/$/);
   });
 
   it("reads as healthy (exit 0) in the report", () => {
@@ -103,6 +103,18 @@ describe("exports", () => {
     assert.match(p.at!, /hermit\.yaml:4:18$/);
     assert.match(p.message, /add tools\.ghost or an upstream that includes it/);
     assert.equal(problems(f).length, 1);
+  });
+
+  it("a misspelt export of a defined tool or an upstream's include: did you mean", () => {
+    const yaml = healthyYaml.replace("tools: [hello]", "tools: [helo, read_graf]") +
+      "mcp_servers:\n  memory:\n    command: node\n    tools: { include: [read_graph] }\n";
+    const f = check(adapter({ ...healthyFiles, "hermit.yaml": yaml }, ["tools/hello.sh"]));
+    one(
+      f,
+      "problem",
+      /^exports\.tools lists 'helo', but no command tool defines it .*; did you mean 'hello'\?$/,
+    );
+    one(f, "problem", /^exports\.tools lists 'read_graf', but .*; did you mean 'read_graph'\?$/);
   });
 
   it("an export named like an Object.prototype member is not provided by accident", () => {
@@ -293,8 +305,8 @@ describe("context, skills and roles", () => {
     symlinkSync(path.join(dir, "gone.md"), path.join(dir, "roles", "dangling.md"));
     mkdirSync(path.join(dir, "roles", "folder.md"));
     const f = check(dir);
-    one(f, "ok", /^1 skills in skills\/$/);
-    one(f, "ok", /^1 roles in roles\/$/);
+    one(f, "ok", /^1 skill in skills\/$/);
+    one(f, "ok", /^1 role in roles\/$/);
     assert.deepEqual(problems(f), []);
   });
 
@@ -326,6 +338,34 @@ describe("context, skills and roles", () => {
       adapter({ ...healthyFiles, "roles/anon.md": "---\ndescription: x\n---\n" }, ["tools/hello.sh"]),
     );
     one(f, "warning", /^roles\/anon\.md: front matter has no name$/);
+  });
+});
+
+describe("serve.command", () => {
+  const withCommand = (command: string) => healthyYaml + `serve:\n  command: ${command}\n`;
+
+  it("a DIR where there is no adapter (written as from the project) is a problem at the field", () => {
+    const dir = adapter({ ...healthyFiles, "hermit.yaml": withCommand("hermit serve my-tools") }, [
+      "tools/hello.sh",
+    ]);
+    const p = one(
+      problems(check(dir)),
+      "problem",
+      /^serve\.command 'hermit serve my-tools' serves \S+my-tools, where there is no hermit\.yaml, so a host started with it fails; its DIR is relative to the adapter: command: hermit serve \.$/,
+    );
+    assert.equal(lineCol(p), "13:12");
+  });
+
+  it("the adapter itself, its manifest, or another adapter's directory is fine", () => {
+    for (
+      const command of ["hermit serve", "hermit serve .", "hermit serve ./hermit.yaml", "hermit serve sub"]
+    ) {
+      const dir = adapter(
+        { ...healthyFiles, "hermit.yaml": withCommand(command), "sub/hermit.yaml": "name: sub\n" },
+        ["tools/hello.sh"],
+      );
+      assert.deepEqual(problems(check(dir)), [], command);
+    }
   });
 });
 

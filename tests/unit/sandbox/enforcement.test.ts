@@ -185,6 +185,31 @@ describe("warnings, refusals and hints", () => {
     );
   });
 
+  it("npm's ENOTCACHED without a network: the package to fetch once, not a network to open", () => {
+    // network: none runs npm offline (hermit's own doing): a cold cache, as on a teammate's fresh
+    // clone of an adapter made with 'hermit add', is fixed by fetching, not by opening the sandbox
+    const tail = [
+      "npm error code ENOTCACHED",
+      "npm error request to https://registry.npmjs.org/@modelcontextprotocol%2fserver-memory failed: cache mode is 'only-if-cached' but no cached response is available.",
+    ];
+    const npx = { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory@2026.8.31"] };
+    assert.equal(
+      failureHint(none, enforcement(none, linux()), tail, npx),
+      "it runs in the sandbox (fs: landlock abi 7; network: none (namespace)), where npm is offline, and @modelcontextprotocol/server-memory@2026.8.31 is not in npm's cache: fetch it once with 'npx -y --package @modelcontextprotocol/server-memory@2026.8.31 -- node --version' (runs none of its code), then start it again",
+    );
+    // no package hermit can name: the same advice in general words
+    assert.match(
+      failureHint(none, enforcement(none, linux()), tail),
+      /where npm is offline, and its package is not in npm's cache: run it once with the network to fill the cache, then start it again$/,
+    );
+    // with a network, ENOTCACHED is npm's own offline setting: the key to open stays as it was
+    const all: Policy = { ...none, network: { mode: "all" } };
+    assert.match(
+      failureHint(all, enforcement(all, linux()), tail, npx),
+      /set mcp_servers\.x\.sandbox\.network/,
+    );
+  });
+
   it("a denied open of a path the policy lets it read was a write: the hint says write", () => {
     // the defaults' shape: everything readable, secrets denied, its TMPDIR writable
     const p: Policy = {
