@@ -26,7 +26,14 @@ export async function whileWriting<T>(write: () => T): Promise<T> {
     const code = (err as NodeJS.ErrnoException).code ?? "error";
     throw new HermitError(`cannot create hermit's state directory ${dir} (${code}); set HERMIT_HOME`);
   }
-  const lock = await acquireLock(file, WRITE_LOCK_MS);
+  let lock: Awaited<ReturnType<typeof acquireLock>>;
+  try {
+    lock = await acquireLock(file, WRITE_LOCK_MS);
+  } catch (err) {
+    // not a lock file hermit made (a folder, a symlink) or not this user's to open
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    throw new HermitError(`cannot open the lock ${file} (${code}); remove it`);
+  }
   if (!lock) throw new HermitError(`another hermit is writing an adapter (lock ${file}); try again`);
   try {
     return write();

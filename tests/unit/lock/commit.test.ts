@@ -1,11 +1,17 @@
 /**
  * What `hermit add` writes into hermit.lock when the lock on disk changed while its entry ran:
  * the lock as it is now with the added server's entry from the run, so a server another add locked
- * meanwhile is kept; without a readable lock on disk, the run's whole lock.
+ * meanwhile is kept; without a readable lock on disk, the run's whole lock. And the write lock in
+ * hermit's state directory: one planted there (a folder, a symlink) is an error naming it.
  */
 import assert from "node:assert/strict";
+import { existsSync, mkdirSync, symlinkSync } from "node:fs";
+import path from "node:path";
+import process from "node:process";
 import { describe, it } from "node:test";
-import { lockWithServer } from "../../../src/lock/commit.ts";
+import { HermitError } from "../../../src/errors.ts";
+import { lockWithServer, whileWriting } from "../../../src/lock/commit.ts";
+import { tempDir } from "../../helpers/tmp.ts";
 import type { Lock, LockedServer } from "../../../src/lock/types.ts";
 
 const server = (command: string): LockedServer => ({ command, tools: {} });
@@ -44,4 +50,33 @@ describe("lockWithServer", () => {
     assert.deepEqual(Object.keys(out.servers).sort(), ["__proto__", "a"]);
     assert.equal(Object.getPrototypeOf(out.servers), Object.prototype);
   });
+});
+
+describe("whileWriting", { skip: process.platform === "win32" }, () => {
+  for (const planted of ["a folder", "a symlink"] as const) {
+    it(`a write lock that is ${planted} is an error naming it, nothing written, nothing made through it`, async () => {
+      const tmp = tempDir();
+      const saved = process.env.HERMIT_HOME;
+      try {
+        process.env.HERMIT_HOME = tmp.path;
+        const file = path.join(tmp.path, "adapter-write.lock");
+        const outside = path.join(tmp.path, "outside");
+        if (planted === "a folder") mkdirSync(file);
+        else symlinkSync(outside, file);
+        let wrote = false;
+        await assert.rejects(whileWriting(() => (wrote = true)), (err: Error) => {
+          assert.ok(err instanceof HermitError, String(err));
+          assert.ok(err.message.startsWith(`cannot open the lock ${file} (`), err.message);
+          assert.match(err.message, /\); remove it$/);
+          return true;
+        });
+        assert.equal(wrote, false);
+        assert.ok(!existsSync(outside));
+      } finally {
+        if (saved === undefined) delete process.env.HERMIT_HOME;
+        else process.env.HERMIT_HOME = saved;
+        tmp.cleanup();
+      }
+    });
+  }
 });
