@@ -5,10 +5,10 @@
  * `hermit add` or an edit may have landed meanwhile, and writing what was read at the start would
  * silently undo it.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
-import { HermitError } from "../errors.ts";
+import { Exit, HermitError } from "../errors.ts";
 import { acquireLock } from "../platform/lock.ts";
 import { homeDir, stateDir } from "../platform/paths.ts";
 import type { Lock, LockState } from "./types.ts";
@@ -39,6 +39,22 @@ export async function whileWriting<T>(write: () => T): Promise<T> {
     return write();
   } finally {
     lock.release();
+  }
+}
+
+/**
+ * hermit.yaml as it is at the write (`file`, shown as `shown`); one removed or made unreadable
+ * since the run began is an error naming it, and nothing is written.
+ */
+export function readAtWrite(file: string, shown: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    throw new HermitError(
+      `${shown} was removed or made unreadable (${code}) while its servers ran; nothing written`,
+      Exit.problems,
+    );
   }
 }
 

@@ -10,7 +10,7 @@ import path from "node:path";
 import process from "node:process";
 import { describe, it } from "node:test";
 import { HermitError } from "../../../src/errors.ts";
-import { lockWithServer, whileWriting } from "../../../src/lock/commit.ts";
+import { lockWithServer, readAtWrite, whileWriting } from "../../../src/lock/commit.ts";
 import { tempDir } from "../../helpers/tmp.ts";
 import type { Lock, LockedServer } from "../../../src/lock/types.ts";
 
@@ -79,4 +79,26 @@ describe("whileWriting", { skip: process.platform === "win32" }, () => {
       }
     });
   }
+});
+
+describe("readAtWrite", () => {
+  it("hermit.yaml removed since the run began: an error naming it, exit 3", () => {
+    const tmp = tempDir();
+    try {
+      assert.throws(
+        () => readAtWrite(path.join(tmp.path, "hermit.yaml"), "my-tools/hermit.yaml"),
+        (err: Error) => {
+          assert.ok(err instanceof HermitError, String(err));
+          assert.equal(err.exitCode, 3);
+          assert.equal(
+            err.message,
+            "my-tools/hermit.yaml was removed or made unreadable (ENOENT) while its servers ran; nothing written",
+          );
+          return true;
+        },
+      );
+    } finally {
+      tmp.cleanup();
+    }
+  });
 });
