@@ -16,7 +16,13 @@ import type { Lock, LockState } from "./types.ts";
 /** How long a write waits for another hermit's (they take milliseconds). */
 const WRITE_LOCK_MS = 30_000;
 
-/** Run `write` holding the machine's adapter-write lock. */
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+/**
+ * Run `write` holding the machine's adapter-write lock. A Ctrl-C (SIGTERM, SIGHUP) meanwhile is
+ * held until both files are written, then ends the process as it would have: a kill between the
+ * two would leave hermit.yaml with an entry hermit.lock does not have.
+ */
 export async function whileWriting<T>(write: () => T): Promise<T> {
   const dir = stateDir(process.platform, process.env, homeDir());
   const file = path.join(dir, "adapter-write.lock");
@@ -35,10 +41,20 @@ export async function whileWriting<T>(write: () => T): Promise<T> {
     throw new HermitError(`cannot open the lock ${file} (${code}); remove it`);
   }
   if (!lock) throw new HermitError(`another hermit is writing an adapter (lock ${file}); try again`);
+  const held: NodeJS.Signals[] = [];
+  const hold = (signal: NodeJS.Signals) => void held.push(signal);
+  for (const s of SIGNALS) process.on(s, hold);
   try {
     return write();
   } finally {
     lock.release();
+    // a signal that came during the (synchronous) write is handled a turn of the loop later (Deno: a timer's)
+    await new Promise((r) => setTimeout(r, 20));
+    for (const s of SIGNALS) process.off(s, hold);
+    if (held.length) {
+      process.kill(process.pid, held[0]);
+      await new Promise(() => setInterval(() => {}, 1000)); // nothing after the write runs
+    }
   }
 }
 

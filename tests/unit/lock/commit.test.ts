@@ -5,7 +5,8 @@
  * hermit's state directory: one planted there (a folder, a symlink) is an error naming it.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, symlinkSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { describe, it } from "node:test";
@@ -97,6 +98,49 @@ describe("readAtWrite", () => {
           return true;
         },
       );
+    } finally {
+      tmp.cleanup();
+    }
+  });
+});
+
+describe("whileWriting, interrupted", { skip: process.platform === "win32" }, () => {
+  it("a Ctrl-C during the write ends the process once both files are written, of the signal", async () => {
+    const tmp = tempDir();
+    try {
+      const first = path.join(tmp.path, "hermit.yaml");
+      const second = path.join(tmp.path, "hermit.lock");
+      const script = path.join(tmp.path, "writer.ts");
+      const commit = path.resolve(import.meta.dirname!, "../../../src/lock/commit.ts");
+      writeFileSync(
+        script,
+        `import { writeFileSync } from "node:fs";
+import { whileWriting } from ${JSON.stringify(commit)};
+await whileWriting(() => {
+  writeFileSync(${JSON.stringify(first)}, "written\\n");
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500); // a slow disk
+  writeFileSync(${JSON.stringify(second)}, "written\\n");
+});
+console.log("ended normally");
+`,
+      );
+      const deno = (globalThis as unknown as { Deno?: { execPath(): string } }).Deno;
+      const argv = deno ? [deno.execPath(), "run", "-A", "--no-check", script] : [process.execPath, script];
+      const child = spawn(argv[0], argv.slice(1), {
+        env: { ...process.env, HERMIT_HOME: path.join(tmp.path, "home") },
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      let out = "";
+      child.stdout.setEncoding("utf8").on("data", (d) => (out += d));
+      const ended = new Promise<NodeJS.Signals | null>((r) =>
+        child.on("close", (_code, signal) => r(signal))
+      );
+      const t0 = Date.now();
+      while (!existsSync(first) && Date.now() - t0 < 30_000) await new Promise((r) => setTimeout(r, 20));
+      child.kill("SIGINT");
+      assert.equal(await ended, "SIGINT", "ended of the signal");
+      assert.ok(existsSync(second), "hermit.lock written too: the files are in step");
+      assert.equal(out, "", "nothing after the write ran");
     } finally {
       tmp.cleanup();
     }
