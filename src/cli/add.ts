@@ -90,10 +90,10 @@ export function registerAdd(program: Command, setExit: SetExit): void {
         );
         return setExit(Exit.problems);
       }
-      const { lockWithServer, whileWriting } = await import("../lock/commit.ts");
+      const { lockWithServer, readAtWrite, whileWriting } = await import("../lock/commit.ts");
       await whileWriting(() => {
         // what the files are now: another add or an edit may have landed while the entry ran
-        const now = readFileSync(file, "utf8");
+        const now = readAtWrite(file, displayPath(given));
         // (the same entry and options: only a name taken meanwhile can make it fail now)
         const final = now === before ? plan : planAdd(now, given, adapterDir, entry, { ...opts, root });
         writeFileAtomic(file, final.text, { preserve: true });

@@ -35,13 +35,13 @@ export function registerLock(program: Command, setExit: SetExit): void {
       const { collectLock } = await import("../lock/run.ts");
       const { lockOutcome, lockRunJson, renderLockRun } = await import("../lock/report.ts");
       const { writeLock } = await import("../lock/file.ts");
-      const { whileWriting } = await import("../lock/commit.ts");
+      const { readAtWrite, whileWriting } = await import("../lock/commit.ts");
       const run = await collectLock(manifest, { versions: "manifest", verbose: opts.verbose });
       const outcome = lockOutcome(run, opts.check === true);
       if (outcome === "written") {
         await whileWriting(() => {
           // the servers that ran are hermit.yaml's as it was read: an add meanwhile would be dropped
-          if (readFileSync(manifest.file, "utf8") !== text) {
+          if (readAtWrite(manifest.file, displayPath(manifest.file)) !== text) {
             throw new HermitError(
               `${
                 displayPath(manifest.file)

@@ -5,10 +5,10 @@
  * `hermit add` or an edit may have landed meanwhile, and writing what was read at the start would
  * silently undo it.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
-import { HermitError } from "../errors.ts";
+import { Exit, HermitError } from "../errors.ts";
 import { acquireLock } from "../platform/lock.ts";
 import { homeDir, stateDir } from "../platform/paths.ts";
 import type { Lock, LockState } from "./types.ts";
@@ -16,7 +16,13 @@ import type { Lock, LockState } from "./types.ts";
 /** How long a write waits for another hermit's (they take milliseconds). */
 const WRITE_LOCK_MS = 30_000;
 
-/** Run `write` holding the machine's adapter-write lock. */
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+/**
+ * Run `write` holding the machine's adapter-write lock. A Ctrl-C (SIGTERM, SIGHUP) meanwhile is
+ * held until both files are written, then ends the process as it would have: a kill between the
+ * two would leave hermit.yaml with an entry hermit.lock does not have.
+ */
 export async function whileWriting<T>(write: () => T): Promise<T> {
   const dir = stateDir(process.platform, process.env, homeDir());
   const file = path.join(dir, "adapter-write.lock");
@@ -26,12 +32,45 @@ export async function whileWriting<T>(write: () => T): Promise<T> {
     const code = (err as NodeJS.ErrnoException).code ?? "error";
     throw new HermitError(`cannot create hermit's state directory ${dir} (${code}); set HERMIT_HOME`);
   }
-  const lock = await acquireLock(file, WRITE_LOCK_MS);
+  let lock: Awaited<ReturnType<typeof acquireLock>>;
+  try {
+    lock = await acquireLock(file, WRITE_LOCK_MS);
+  } catch (err) {
+    // not a lock file hermit made (a folder, a symlink) or not this user's to open
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    throw new HermitError(`cannot open the lock ${file} (${code}); remove it`);
+  }
   if (!lock) throw new HermitError(`another hermit is writing an adapter (lock ${file}); try again`);
+  const held: NodeJS.Signals[] = [];
+  const hold = (signal: NodeJS.Signals) => void held.push(signal);
+  for (const s of SIGNALS) process.on(s, hold);
   try {
     return write();
   } finally {
     lock.release();
+    // a signal that came during the (synchronous) write is handled a turn of the loop later (Deno: a timer's)
+    await new Promise((r) => setTimeout(r, 20));
+    for (const s of SIGNALS) process.off(s, hold);
+    if (held.length) {
+      process.kill(process.pid, held[0]);
+      await new Promise(() => setInterval(() => {}, 1000)); // nothing after the write runs
+    }
+  }
+}
+
+/**
+ * hermit.yaml as it is at the write (`file`, shown as `shown`); one removed or made unreadable
+ * since the run began is an error naming it, and nothing is written.
+ */
+export function readAtWrite(file: string, shown: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    throw new HermitError(
+      `${shown} was removed or made unreadable (${code}) while its servers ran; nothing written`,
+      Exit.problems,
+    );
   }
 }
 

@@ -6,6 +6,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { Exit, HermitError } from "../errors.ts";
+import { shellQuote } from "../platform/shell_quote.ts";
 
 export const MANIFEST_FILE = "hermit.yaml";
 
@@ -31,9 +32,13 @@ export function displayPath(file: string): string {
   return rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : file;
 }
 
-/** How a directory is named for the user to pass: relative to the working directory, `.` for it. */
+/**
+ * How a directory is named for the user to pass: relative to the working directory (`.` for it),
+ * in quotes that a shell takes as one word ('it'\''s' for it's).
+ */
 function asArgument(dir: string): string {
-  return path.relative(process.cwd(), dir) || ".";
+  const word = shellQuote(path.relative(process.cwd(), dir) || ".");
+  return word.startsWith("'") ? word : `'${word}'`;
 }
 
 /**
@@ -44,8 +49,8 @@ function asArgument(dir: string): string {
 export function adapterNearby(dir: string): string | undefined {
   for (let at = dir, up = path.dirname(dir); up !== at; at = up, up = path.dirname(up)) {
     if (existsSync(path.join(up, MANIFEST_FILE))) {
-      const here = path.resolve(dir) === process.cwd() ? "this directory" : asArgument(dir);
-      return `${here} is inside the adapter '${asArgument(up)}': pass that directory instead`;
+      const here = path.resolve(dir) === process.cwd() ? "this directory" : path.relative(process.cwd(), dir);
+      return `${here} is inside the adapter ${asArgument(up)}: pass that directory instead`;
     }
   }
   let below: string[] = [];
@@ -54,7 +59,7 @@ export function adapterNearby(dir: string): string | undefined {
       .filter((e) =>
         e.isDirectory() && !e.name.startsWith(".") && existsSync(path.join(dir, e.name, MANIFEST_FILE))
       )
-      .map((e) => `'${asArgument(path.join(dir, e.name))}'`)
+      .map((e) => asArgument(path.join(dir, e.name)))
       .sort();
   } catch {
     return undefined;

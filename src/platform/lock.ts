@@ -4,9 +4,10 @@
  * and in the compiled binary), otherwise (Windows; Node) an O_EXCL lock file holding our pid and start
  * time, taken over when its holder is gone (`pidfile_lock.ts`). Polls without blocking the event
  * loop. Bun without FFI on a platform that has flock falls back too (noted once at debug level): the
- * two kinds do not exclude each other.
+ * two kinds do not exclude each other. A lock file is never opened through a symlink (one planted
+ * there would have hermit create or hold a file elsewhere): that is an error (ELOOP) naming it.
  */
-import { closeSync, openSync } from "node:fs";
+import { closeSync, constants, lstatSync, openSync } from "node:fs";
 import process from "node:process";
 import { log } from "../log.ts";
 import { tryPidfileLock } from "./pidfile_lock.ts";
@@ -32,9 +33,22 @@ const LOCK_EX = 2;
 const LOCK_NB = 4;
 const LOCK_UN = 8;
 
+/** Throw ELOOP when `path` is a symlink (where open has no O_NOFOLLOW: Deno's). */
+function refuseSymlink(path: string): void {
+  let link = false;
+  try {
+    link = lstatSync(path).isSymbolicLink();
+  } catch { /* not there yet: created below */ }
+  if (link) throw Object.assign(new Error(`ELOOP: a lock file is a symlink: ${path}`), { code: "ELOOP" });
+}
+
+/** Open flags of `a+`, but failing on a symlink (ELOOP). */
+const OPEN_NOFOLLOW = constants.O_RDWR | constants.O_CREAT | constants.O_APPEND | (constants.O_NOFOLLOW ?? 0);
+
 /** One attempt; undefined when someone else holds the lock. */
 export async function tryLock(path: string): Promise<FileLock | undefined> {
   if (runtime === "deno" && g.Deno && process.platform !== "win32") {
+    refuseSymlink(path);
     const file = g.Deno.openSync(path, { read: true, write: true, create: true });
     if (file.tryLockSync(true)) {
       return { kind: "flock", release: () => (file.unlockSync(), file.close()) };
@@ -44,7 +58,7 @@ export async function tryLock(path: string): Promise<FileLock | undefined> {
   }
   const flock = runtime === "bun" ? libc()?.flock : undefined;
   if (flock) {
-    const fd = openSync(path, "a+");
+    const fd = openSync(path, OPEN_NOFOLLOW, 0o600);
     if (flock(fd, LOCK_EX | LOCK_NB) === 0) {
       return { kind: "flock", release: () => (flock(fd, LOCK_UN), closeSync(fd)) };
     }
@@ -52,6 +66,7 @@ export async function tryLock(path: string): Promise<FileLock | undefined> {
     return undefined;
   }
   if (runtime === "bun" && process.platform !== "win32") noteNoFlock();
+  refuseSymlink(path);
   const pidfile = tryPidfileLock(path);
   return pidfile && { kind: "pidfile", release: pidfile.release };
 }

@@ -359,6 +359,21 @@ describe("hermit check", () => {
     assert.deepEqual(above, [
       "error: hermit.yaml: not found; an adapter is in a directory below: pass 'my-tools'",
     ]);
+    // a name a shell needs quoted: the one named is one word to paste
+    assert.equal((await runHermit(["init", "it's mine"], { cwd })).code, 0);
+    const quoted = assertFailed(await runHermit(["check"], { cwd }), 2, "check with two adapters below");
+    assert.deepEqual(quoted, [
+      "error: hermit.yaml: not found; adapters are in directories below: pass one of 'it'\\''s mine', 'my-tools'",
+    ]);
+    const inside = assertFailed(
+      await runHermit(["check"], { cwd: path.join(cwd, "it's mine", "tools") }),
+      2,
+      "check in it's mine/tools",
+    );
+    assert.equal(
+      inside[0],
+      "error: hermit.yaml: not found; this directory is inside the adapter '..': pass that directory instead",
+    );
   });
 });
 

@@ -10,7 +10,7 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import process from "node:process";
 import path from "node:path";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -62,6 +62,28 @@ describe("hermit lock while hermit.yaml changes", () => {
       assert.equal(existsSync(lockFile(dir)), false, "no lock written from the old hermit.yaml");
       assert.equal(readFileSync(path.join(dir, "hermit.yaml"), "utf8"), edited);
       assert.equal((await runHermit(["lock", dir], { timeoutMs: 60_000 })).code, 0, "again: written");
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it("hermit.yaml removed while the servers run: nothing written, exit 3, one line naming it", async () => {
+    const tmp = tempDir();
+    try {
+      const dir = tmp.path;
+      const starts = path.join(dir, "starts");
+      adapter(dir, { RUG_STATE: starts, RUG_START_DELAY_MS: "1500" });
+      const running = runHermit(["lock", dir], { timeoutMs: 60_000 });
+      await waitFor(() => existsSync(starts), { timeoutMs: 30_000, what: "the server to start" });
+      rmSync(path.join(dir, "hermit.yaml"));
+      const r = await running;
+      assert.equal(r.code, 3, r.stdout + r.stderr);
+      assert.match(
+        r.stderr,
+        /hermit\.yaml was removed or made unreadable \(ENOENT\) while its servers ran; nothing written/,
+      );
+      assert.doesNotMatch(r.stderr, /unexpected/);
+      assert.equal(existsSync(lockFile(dir)), false);
     } finally {
       tmp.cleanup();
     }

@@ -19,6 +19,8 @@ import { acquireLock } from "../../platform/lock.ts";
 
 /** How long a refresh waits for another process's refresh of the same login. */
 export const REFRESH_LOCK_MS = 30_000;
+/** How long a refresh request may take: the lock is let go well before another's wait ends. */
+export const REFRESH_SEND_MS = 20_000;
 
 /** The stored login a refresh is for, as every process sees it. */
 export interface SharedLogin {
@@ -66,9 +68,16 @@ export class RefreshGuard {
 
   readonly #shared: SharedLogin | undefined;
 
-  constructor(base: FetchLike = (url, init) => fetch(url, init), shared?: SharedLogin) {
+  readonly #sendMs: number;
+
+  constructor(
+    base: FetchLike = (url, init) => fetch(url, init),
+    shared?: SharedLogin,
+    sendMs = REFRESH_SEND_MS,
+  ) {
     this.#base = base;
     this.#shared = shared;
+    this.#sendMs = sendMs;
   }
 
   readonly fetch: FetchLike = async (url, init) => {
@@ -101,7 +110,14 @@ export class RefreshGuard {
       this.transientFailure = `cannot lock the stored login: ${messageOf(err)}`;
       throw err;
     }
-    const lock = await acquireLock(lockFile, REFRESH_LOCK_MS);
+    let lock: Awaited<ReturnType<typeof acquireLock>>;
+    try {
+      lock = await acquireLock(lockFile, REFRESH_LOCK_MS);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? messageOf(err);
+      this.transientFailure = `cannot open the refresh lock ${lockFile} (${code}); remove it`;
+      throw err;
+    }
     if (!lock) {
       this.transientFailure = `another hermit has been refreshing this login for ${REFRESH_LOCK_MS / 1000} s`;
       throw new Error(this.transientFailure);
@@ -119,14 +135,22 @@ export class RefreshGuard {
   }
 
   async #send(url: string | URL, init: RequestInit | undefined, sent: string): Promise<Captured> {
+    const timeout = AbortSignal.timeout(this.#sendMs);
+    const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
     try {
-      const res = await this.#base(url, init);
+      const res = await this.#base(url, { ...init, signal });
       const body = await res.arrayBuffer();
       if (res.status >= 500) this.transientFailure = `the authorization server answered HTTP ${res.status}`;
-      else if (res.status >= 400 && errorCode(body) === "invalid_grant" && sent) this.refused.add(sent);
+      else if (res.status === 200 && !tokensIn(body)) {
+        const type = res.headers.get("content-type") ?? "no content-type";
+        this.transientFailure =
+          `the authorization server answered a refresh with no tokens (HTTP 200, ${type})`;
+      } else if (res.status >= 400 && errorCode(body) === "invalid_grant" && sent) this.refused.add(sent);
       return { status: res.status, statusText: res.statusText, headers: res.headers, body };
     } catch (err) {
-      this.transientFailure = `the authorization server did not answer: ${messageOf(err)}`;
+      this.transientFailure = timeout.aborted
+        ? `the authorization server did not answer within ${this.#sendMs / 1000} s`
+        : `the authorization server did not answer: ${messageOf(err)}`;
       throw err;
     }
   }

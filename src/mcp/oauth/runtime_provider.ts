@@ -38,6 +38,8 @@ export interface RuntimeProviderOptions {
   adapterDir: string;
   /** What the refresh guard sends requests with (tests: a scripted authorization server). */
   fetch?: FetchLike;
+  /** How long a refresh request may take (tests: less than `REFRESH_SEND_MS`). */
+  refreshTimeoutMs?: number;
   now?: () => number;
 }
 
@@ -57,7 +59,7 @@ export class RuntimeOAuthProvider implements OAuthClientProvider, SharedLogin {
   constructor(o: RuntimeProviderOptions) {
     this.#o = o;
     this.store = o.store;
-    this.guard = new RefreshGuard(o.fetch, this);
+    this.guard = new RefreshGuard(o.fetch, this, o.refreshTimeoutMs);
     this.#now = o.now ?? Date.now;
   }
 

@@ -6,11 +6,13 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import path from "node:path";
 import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
 import { NeedsLogin, RefreshUnavailable } from "../../../src/mcp/oauth/errors.ts";
 import { RuntimeOAuthProvider } from "../../../src/mcp/oauth/runtime_provider.ts";
 import { OAuthStore, toRecord } from "../../../src/mcp/oauth/store.ts";
+import { tryLock } from "../../../src/platform/lock.ts";
 import { tempDir } from "../../helpers/tmp.ts";
 
 const MCP = "https://mcp.example/mcp";
@@ -18,7 +20,16 @@ const AS = "https://auth.example/";
 
 interface Script {
   issuer: string;
-  refresh: "omit" | "rotate" | "invalid_grant" | "invalid_client" | "503" | "down";
+  refresh:
+    | "omit"
+    | "rotate"
+    | "invalid_grant"
+    | "invalid_client"
+    | "503"
+    | "down"
+    | "html"
+    | "no_token"
+    | "hang";
   delayMs: number;
 }
 
@@ -49,6 +60,15 @@ function fakeServer(script: Script) {
       await new Promise((r) => setTimeout(r, script.delayMs));
       if (script.refresh === "down") throw new TypeError("fetch failed: connection refused");
       if (script.refresh === "503") return new Response("busy", { status: 503 });
+      if (script.refresh === "html") {
+        return new Response("<html>portal</html>", { headers: { "content-type": "text/html" } });
+      }
+      if (script.refresh === "no_token") return json({ token_type: "bearer", expires_in: 60 });
+      if (script.refresh === "hang") {
+        return await new Promise<Response>((_, reject) =>
+          init?.signal?.addEventListener("abort", () => reject(init.signal!.reason))
+        );
+      }
       if (script.refresh === "invalid_grant") return json({ error: "invalid_grant" }, 400);
       if (script.refresh === "invalid_client") return json({ error: "invalid_client" }, 401);
       n++;
@@ -65,7 +85,7 @@ function fakeServer(script: Script) {
   return { calls, fetchFn, tokenCalls: () => calls.filter((c) => c.path === "/token") };
 }
 
-function setup(script: Partial<Script> = {}, stored = true) {
+function setup(script: Partial<Script> = {}, stored = true, refreshTimeoutMs?: number) {
   const tmp = tempDir();
   const store = new OAuthStore(tmp.path, "notes", "remote");
   const T0 = Date.now() - 3600_000;
@@ -89,6 +109,7 @@ function setup(script: Partial<Script> = {}, stored = true) {
     server: "remote",
     adapterDir: "/work/my adapter",
     fetch: server.fetchFn,
+    refreshTimeoutMs,
   });
   const snapshot = () => [readFileSync(store.tokensFile, "utf8"), readFileSync(store.clientFile, "utf8")];
   const run = () => auth(provider, { serverUrl: MCP, fetchFn: provider.guard.fetch });
@@ -183,7 +204,7 @@ describe("RuntimeOAuthProvider with the SDK's auth()", () => {
     }
   });
 
-  for (const failure of ["503", "down"] as const) {
+  for (const failure of ["503", "down", "html", "no_token"] as const) {
     it(`a refresh that fails for now (${failure}) is reported as such, and the login kept`, async () => {
       const s = setup({ refresh: failure });
       try {
@@ -195,6 +216,47 @@ describe("RuntimeOAuthProvider with the SDK's auth()", () => {
         });
         assert.deepEqual(s.snapshot(), before);
         assert.equal(s.provider.tokens()?.refresh_token, "rt-1", "still offered next time");
+      } finally {
+        s.tmp.cleanup();
+      }
+    });
+  }
+
+  it("a token endpoint that never answers fails the refresh for now and lets go of the lock", async () => {
+    const s = setup({ refresh: "hang" }, true, 300);
+    try {
+      const before = s.snapshot();
+      await assert.rejects(s.run(), (err: Error) => {
+        assert.ok(err instanceof RefreshUnavailable, String(err));
+        assert.match(err.message, /did not answer within 0\.3 s/);
+        return true;
+      });
+      const lock = await tryLock(s.store.refreshLockFile());
+      assert.ok(lock, "another hermit can refresh this login now");
+      lock.release();
+      assert.deepEqual(s.snapshot(), before);
+    } finally {
+      s.tmp.cleanup();
+    }
+  });
+
+  for (const planted of ["a symlink", "a folder"] as const) {
+    it(`a refresh lock that is ${planted} is reported as such, nothing made through it, the login kept`, async () => {
+      const s = setup();
+      try {
+        const before = s.snapshot();
+        const outside = path.join(s.tmp.path, "outside");
+        const lockFile = s.store.refreshLockFile();
+        if (planted === "a symlink") symlinkSync(outside, lockFile);
+        else mkdirSync(lockFile);
+        await assert.rejects(s.run(), (err: Error) => {
+          assert.ok(err instanceof RefreshUnavailable, String(err));
+          assert.ok(err.message.includes(`cannot open the refresh lock ${lockFile}`), err.message);
+          return true;
+        });
+        assert.ok(!existsSync(outside), "no file made where the symlink points");
+        assert.deepEqual(s.snapshot(), before);
+        assert.equal(s.server.tokenCalls().length, 0);
       } finally {
         s.tmp.cleanup();
       }
