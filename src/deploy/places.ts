@@ -1,0 +1,89 @@
+/**
+ * Where hermit's hosts write in a project: the files their MCP entries and context blocks go in,
+ * and the folders their skill, role and rule files go under, found by planning every host for a
+ * probe adapter. A project's deploy record is taken only for items in those places. Anyone may
+ * commit a record to a repository, and without this one could name any file of known contents
+ * that git does not ship (`.git/config`, `node_modules/…`) for `--remove`, or a deploy, to
+ * overwrite with a recorded `previous` or to delete.
+ */
+import path from "node:path";
+import { Exit, HermitError } from "../errors.ts";
+import { HOSTS } from "../hosts/index.ts";
+import type { AdapterParts, HostFs, Target } from "../hosts/types.ts";
+import { type DeployState, fromStored } from "./state.ts";
+
+export interface Places {
+  /** Files an entry or a block goes in (absolute). */
+  files: Set<string>;
+  /** Folders whole files go under, at any depth (absolute). */
+  roots: Set<string>;
+}
+
+const PROBE = "hermit-probe";
+
+/** An adapter with one of everything, its names marking where a name goes in a host's paths. */
+function probeAdapter(): AdapterParts {
+  return {
+    name: `${PROBE}-adapter`,
+    dir: path.join(path.sep, PROBE),
+    launch: { kind: "stdio", command: "hermit", args: [] },
+    context: "probe",
+    skills: [{ name: `${PROBE}-skill`, files: [{ rel: "SKILL.md", content: new Uint8Array() }] }],
+    roles: [{ file: "", name: `${PROBE}-role`, description: "probe", fields: {}, body: "", problems: [] }],
+    tools: [],
+  };
+}
+
+/**
+ * Every host's places in `t`, as it would plan them with the disk as `fs` shows it, with nothing
+ * there and with everything there (a host that picks among files by what exists: all of them).
+ */
+export function hostPlaces(t: Target, fs: HostFs): Places {
+  const places: Places = { files: new Set(), roots: new Set() };
+  const views: HostFs[] = [fs, { exists: () => false, read: () => undefined }, {
+    exists: () => true,
+    read: () => undefined,
+  }];
+  const probe = probeAdapter();
+  for (const host of Object.values(HOSTS)) {
+    for (const view of views) {
+      for (const item of host.plan(probe, t, view).items) {
+        const file = path.resolve(item.file);
+        if (item.kind !== "file") places.files.add(file);
+        else places.roots.add(rootOf(file));
+      }
+    }
+  }
+  return places;
+}
+
+/** The folder above the first path segment that holds a probe name (where the name goes). */
+function rootOf(file: string): string {
+  const parts = file.split(path.sep);
+  const at = parts.findIndex((p) => p.includes(PROBE));
+  return parts.slice(0, at < 0 ? parts.length - 1 : at).join(path.sep) || path.sep;
+}
+
+/** Pure: why the item at `abs` (of `kind`) is not in a place a host writes, or undefined. */
+export function placeProblem(places: Places, kind: string, abs: string): string | undefined {
+  if (kind !== "file") return places.files.has(abs) ? undefined : "no host keeps an entry or a block there";
+  for (const root of places.roots) {
+    const rel = path.relative(root, abs);
+    if (rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel)) return undefined;
+  }
+  return "no host keeps a skill, role or rule file there";
+}
+
+/** Refuse a project record with an item outside the hosts' places, naming the record, the item and the fix. */
+export function checkItemPlaces(state: DeployState, root: string, recordFile: string, places: Places): void {
+  state.items.forEach((r, i) => {
+    const problem = placeProblem(places, r.kind, path.resolve(fromStored(root, r.file)));
+    if (!problem) return;
+    throw new HermitError(
+      `${recordFile}: items[${i}] is for ${
+        JSON.stringify(r.file)
+      }, where ${problem}: hermit never wrote it; take that item out of the record, or delete the record (hermit then no longer knows what it wrote: its entries count as the user's own)`,
+      Exit.usage,
+    );
+  });
+}
