@@ -36,14 +36,21 @@ function probeAdapter(): AdapterParts {
 
 /**
  * Every host's places in `t`, as it would plan them with the disk as `fs` shows it, with nothing
- * there and with everything there (a host that picks among files by what exists: all of them).
+ * there, with everything there, and with only each of `recorded` there: a host that picks among
+ * files by which exists (OpenCode) counts with the one it picked when it wrote there.
  */
-export function hostPlaces(t: Target, fs: HostFs): Places {
+export function hostPlaces(t: Target, fs: HostFs, recorded: string[] = []): Places {
   const places: Places = { files: new Set(), roots: new Set() };
-  const views: HostFs[] = [fs, { exists: () => false, read: () => undefined }, {
-    exists: () => true,
-    read: () => undefined,
-  }];
+  const nothing = (): undefined => undefined;
+  const views: HostFs[] = [
+    fs,
+    { exists: () => false, read: nothing },
+    { exists: () => true, read: nothing },
+    ...[...new Set(recorded)].map((only) => ({
+      exists: (p: string) => path.resolve(p) === only,
+      read: nothing,
+    })),
+  ];
   const probe = probeAdapter();
   for (const host of Object.values(HOSTS)) {
     for (const view of views) {
@@ -75,9 +82,17 @@ export function placeProblem(places: Places, kind: string, abs: string): string 
 }
 
 /** Refuse a project record with an item outside the hosts' places, naming the record, the item and the fix. */
-export function checkItemPlaces(state: DeployState, root: string, recordFile: string, places: Places): void {
+export function checkItemPlaces(
+  state: DeployState,
+  root: string,
+  recordFile: string,
+  t: Target,
+  fs: HostFs,
+): void {
+  const files = state.items.map((r) => path.resolve(fromStored(root, r.file)));
+  const places = hostPlaces(t, fs, files);
   state.items.forEach((r, i) => {
-    const problem = placeProblem(places, r.kind, path.resolve(fromStored(root, r.file)));
+    const problem = placeProblem(places, r.kind, files[i]);
     if (!problem) return;
     throw new HermitError(
       `${recordFile}: items[${i}] is for ${

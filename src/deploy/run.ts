@@ -33,7 +33,7 @@ import {
 import { Engine, type Owned } from "./engine.ts";
 import { adapterOnRecord, hostsOnRecord } from "./on_record.ts";
 import { Workspace } from "./ops.ts";
-import { checkItemPlaces, hostPlaces } from "./places.ts";
+import { checkItemPlaces } from "./places.ts";
 import { buildReport, type DeployReport } from "./report.ts";
 import { adapterConflict, displayIn, forgetStrayDirs, itemKey, loadState, noteAdapter } from "./state.ts";
 
@@ -144,7 +144,7 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     );
     const fs = hostFs(ws, realRoot);
     // a project's record (anyone may commit one) is taken only for places a host writes
-    if (realRoot) checkItemPlaces(state, root, recordFile, hostPlaces(target, fs));
+    if (realRoot) checkItemPlaces(state, root, recordFile, target, fs);
     const hosts = chooseHosts(o, target, () => hostsOnRecord(state, name, recordFile), fs);
     const sameName = m && adapterConflict(state, m.name, m.dir, o.force);
     if (sameName) throw new HermitError(`${sameName}; nothing was written`, Exit.usage);

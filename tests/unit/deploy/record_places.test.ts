@@ -13,6 +13,7 @@ import process from "node:process";
 import { HermitError } from "../../../src/errors.ts";
 import { hostPlaces, placeProblem } from "../../../src/deploy/places.ts";
 import { sha256 } from "../../../src/deploy/state.ts";
+import { HOST_IDS } from "../../../src/hosts/types.ts";
 import { deploy, sandbox } from "../../helpers/deploy.ts";
 
 const GIT_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n";
@@ -72,12 +73,31 @@ describe("a project's deploy record is taken only for places a host writes", () 
     }
   });
 
-  it("hermit's own places are taken as before: the deploy's skill and entry items are removed", async () => {
+  it("hermit's own places are taken as before: every host's items are removed", async () => {
     const s = sandbox();
     try {
-      await deploy(s, { hosts: ["claude", "codex", "cursor", "vscode"] });
+      writeFileSync(path.join(s.project, "AGENTS.md"), "# the project's own\n"); // Claude's import block too
+      await deploy(s, { hosts: [...HOST_IDS] });
       await deploy(s, { remove: true });
       assert.equal(existsSync(path.join(s.project, ".hermit", "deployed.json")), false);
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it("a host that picks its file by which exists counts with the one it wrote, whatever exists now", async () => {
+    // OpenCode writes the first of opencode.jsonc, opencode.json, .opencode/opencode.json{c,} there is
+    const s = sandbox();
+    try {
+      mkdirSync(path.join(s.project, ".opencode"));
+      writeFileSync(path.join(s.project, ".opencode", "opencode.json"), "{}\n");
+      await deploy(s, { hosts: ["opencode"] });
+      const inner = JSON.parse(readFileSync(path.join(s.project, ".opencode", "opencode.json"), "utf8"));
+      assert.ok(inner.mcp?.notes, "deployed into .opencode/opencode.json");
+      writeFileSync(path.join(s.project, "opencode.json"), "{}\n"); // now OpenCode would pick this one
+      await deploy(s, { remove: true });
+      const after = JSON.parse(readFileSync(path.join(s.project, ".opencode", "opencode.json"), "utf8"));
+      assert.equal(after.mcp?.notes, undefined, "removed from where it was written");
     } finally {
       s.cleanup();
     }
