@@ -7,7 +7,7 @@
  * the same `Workspace`. A run that changes nothing writes nothing. In a project nothing leads out
  * of it: not the record's paths, not a host file's link, not a link in `.hermit/` (confine.ts).
  */
-import { mkdirSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { Exit, HermitError } from "../errors.ts";
@@ -18,8 +18,8 @@ import { detectHosts, HOSTS, parseHosts } from "../hosts/index.ts";
 import type { HostFs, HostId, HostPlan, Scope, Target } from "../hosts/types.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { Manifest } from "../manifest/types.ts";
-import { acquireLock } from "../platform/lock.ts";
 import { stateDir as hermitStateDir } from "../platform/paths.ts";
+import { stateLock } from "../platform/state_lock.ts";
 import { adapterParts, remoteLaunch, stdioLaunch } from "./adapter.ts";
 import { commit, type Committed, refuseReadOnly } from "./commit.ts";
 import {
@@ -122,7 +122,12 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
   const recordFile = path.join(dir, "deployed.json");
   const show = (f: string) => displayIn(root, f, o.scope);
   const stateDir = hermitStateDir(o.platform, o.env, o.home);
-  const lock = o.dryRun ? undefined : await lockDeploys(stateDir, o.lockTimeoutMs ?? 30_000);
+  const lock = o.dryRun ? undefined : await stateLock(
+    stateDir,
+    "deploy.lock",
+    o.lockTimeoutMs ?? 30_000,
+    "another hermit deploy or convert is running",
+  );
   try {
     refuseLinksIn(dir, show);
     const state = loadState(recordFile);
@@ -195,20 +200,6 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
   } finally {
     lock?.release();
   }
-}
-
-/** The machine-wide lock that serializes deploy and convert (in hermit's state directory). */
-async function lockDeploys(stateDir: string, timeoutMs: number) {
-  const file = path.join(stateDir, "deploy.lock");
-  try {
-    mkdirSync(stateDir, { recursive: true });
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? "error";
-    throw new HermitError(`cannot create hermit's state directory ${stateDir} (${code}); set HERMIT_HOME`);
-  }
-  const lock = await acquireLock(file, timeoutMs);
-  if (!lock) throw new HermitError(`another hermit deploy or convert is running (lock ${file}); try again`);
-  return lock;
 }
 
 /** A file's bytes (undefined when missing); an unreadable one is an error that names it. */

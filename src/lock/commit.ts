@@ -5,12 +5,11 @@
  * `hermit add` or an edit may have landed meanwhile, and writing what was read at the start would
  * silently undo it.
  */
-import { mkdirSync, readFileSync } from "node:fs";
-import path from "node:path";
+import { readFileSync } from "node:fs";
 import process from "node:process";
 import { Exit, HermitError } from "../errors.ts";
-import { acquireLock } from "../platform/lock.ts";
 import { homeDir, stateDir } from "../platform/paths.ts";
+import { stateLock } from "../platform/state_lock.ts";
 import type { Lock, LockState } from "./types.ts";
 
 /** How long a write waits for another hermit's (they take milliseconds). */
@@ -25,22 +24,12 @@ const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
  */
 export async function whileWriting<T>(write: () => T): Promise<T> {
   const dir = stateDir(process.platform, process.env, homeDir());
-  const file = path.join(dir, "adapter-write.lock");
-  try {
-    mkdirSync(dir, { recursive: true });
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? "error";
-    throw new HermitError(`cannot create hermit's state directory ${dir} (${code}); set HERMIT_HOME`);
-  }
-  let lock: Awaited<ReturnType<typeof acquireLock>>;
-  try {
-    lock = await acquireLock(file, WRITE_LOCK_MS);
-  } catch (err) {
-    // not a lock file hermit made (a folder, a symlink) or not this user's to open
-    const code = (err as NodeJS.ErrnoException).code ?? "error";
-    throw new HermitError(`cannot open the lock ${file} (${code}); remove it`);
-  }
-  if (!lock) throw new HermitError(`another hermit is writing an adapter (lock ${file}); try again`);
+  const lock = await stateLock(
+    dir,
+    "adapter-write.lock",
+    WRITE_LOCK_MS,
+    "another hermit is writing an adapter",
+  );
   const held: NodeJS.Signals[] = [];
   const hold = (signal: NodeJS.Signals) => void held.push(signal);
   for (const s of SIGNALS) process.on(s, hold);
