@@ -37,6 +37,8 @@ interface Captured {
   statusText: string;
   headers: Headers;
   body: ArrayBuffer;
+  /** The tokens in a 200 answer, read once (absent when it holds none). */
+  tokens?: OAuthTokens;
 }
 
 function refreshBody(init: RequestInit | undefined): string | undefined {
@@ -66,16 +68,12 @@ export class RefreshGuard {
   /** Refresh tokens the authorization server refused (`invalid_grant`): not offered again. */
   readonly refused = new Set<string>();
 
-  readonly #shared: SharedLogin | undefined;
+  readonly #shared: SharedLogin;
 
   readonly #sendMs: number;
 
-  constructor(
-    base: FetchLike = (url, init) => fetch(url, init),
-    shared?: SharedLogin,
-    sendMs = REFRESH_SEND_MS,
-  ) {
-    this.#base = base;
+  constructor(base: FetchLike | undefined, shared: SharedLogin, sendMs = REFRESH_SEND_MS) {
+    this.#base = base ?? ((url, init) => fetch(url, init));
     this.#shared = shared;
     this.#sendMs = sendMs;
   }
@@ -101,7 +99,6 @@ export class RefreshGuard {
     this.transientFailure = undefined;
     const sent = new URLSearchParams(refreshBody(init)).get("refresh_token") ?? "";
     const shared = this.#shared;
-    if (!shared) return await this.#send(url, init, sent);
     const since = Date.now();
     let lockFile: string;
     try {
@@ -126,8 +123,7 @@ export class RefreshGuard {
       const stored = shared.current(sent, since);
       if (stored) return answer(stored);
       const c = await this.#send(url, init, sent);
-      const tokens = c.status === 200 ? tokensIn(c.body) : undefined;
-      if (tokens) shared.save(sent, tokens);
+      if (c.tokens) shared.save(sent, c.tokens);
       return c;
     } finally {
       lock.release();
@@ -140,13 +136,14 @@ export class RefreshGuard {
     try {
       const res = await this.#base(url, { ...init, signal });
       const body = await res.arrayBuffer();
+      const tokens = res.status === 200 ? tokensIn(body) : undefined;
       if (res.status >= 500) this.transientFailure = `the authorization server answered HTTP ${res.status}`;
-      else if (res.status === 200 && !tokensIn(body)) {
+      else if (res.status === 200 && !tokens) {
         const type = res.headers.get("content-type") ?? "no content-type";
         this.transientFailure =
           `the authorization server answered a refresh with no tokens (HTTP 200, ${type})`;
       } else if (res.status >= 400 && errorCode(body) === "invalid_grant" && sent) this.refused.add(sent);
-      return { status: res.status, statusText: res.statusText, headers: res.headers, body };
+      return { status: res.status, statusText: res.statusText, headers: res.headers, body, tokens };
     } catch (err) {
       this.transientFailure = timeout.aborted
         ? `the authorization server did not answer within ${this.#sendMs / 1000} s`
