@@ -122,6 +122,7 @@ export class Gateway {
       schemaCache: this.#schemaCache,
       openTransport: (u) => this.#transports.open(u),
       credentialsStamp: (u) => this.#transports.credentialsStamp(u),
+      waitingFor: (u) => this.#transports.waitingFor(u),
       ...this.#events.fromUpstreams(),
     };
     for (const u of active.upstreams) this.#upstreams.set(u.name, new UpstreamConnection(u, owner));

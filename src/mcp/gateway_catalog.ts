@@ -225,7 +225,9 @@ export class Catalog {
 }
 
 /** Why an upstream offers nothing right now, in words (its state names are for status output). */
-export function upstreamDown(u: Pick<UpstreamConnection, "name" | "state" | "lastError">): string {
+export function upstreamDown(
+  u: Pick<UpstreamConnection, "name" | "state" | "lastError"> & { waitingFor?: string },
+): string {
   const why = u.lastError ? `: ${u.lastError}` : "";
   switch (u.state) {
     case "cooldown":
@@ -234,7 +236,7 @@ export function upstreamDown(u: Pick<UpstreamConnection, "name" | "state" | "las
     case "idle":
       return `mcp_servers.${u.name} has not been started`;
     case "connecting":
-      return `mcp_servers.${u.name} is still starting`;
+      return `mcp_servers.${u.name} is ${u.waitingFor ?? "still starting"}`;
     case "reconnecting":
       return `mcp_servers.${u.name} lost its connection and is reconnecting${why}`;
     default:

@@ -74,6 +74,11 @@ export class Transports {
     return this.#opts.transportFactory ? undefined : this.#oauthFor(u)?.provider.store.stamp();
   }
 
+  /** What connecting an OAuth upstream waits for now: a refresh of its login (another hermit's). */
+  waitingFor(u: Upstream): string | undefined {
+    return this.#oauth.get(u.name)?.provider.guard.waitingFor();
+  }
+
   /** The stored login of an `auth: oauth` upstream, read by every non-interactive path. */
   #oauthFor(u: Upstream): RuntimeAuth | undefined {
     if (u.auth !== "oauth" || u.kind === "stdio") return undefined;

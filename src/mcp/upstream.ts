@@ -122,6 +122,10 @@ export class UpstreamConnection {
   get lastError(): string | undefined {
     return this.#life.lastError;
   }
+  /** While connecting: what it waits for, when known (another hermit's refresh of its OAuth login). */
+  get waitingFor(): string | undefined {
+    return this.state === "connecting" ? this.#owner.waitingFor?.(this.config) : undefined;
+  }
   get pid(): number | undefined {
     return (this.#driver.live?.transport as GroupStdioTransport | undefined)?.pid;
   }

@@ -25,6 +25,8 @@ export interface UpstreamOwner {
   onNotification(server: string, method: string, params: Record<string, unknown>): void;
   /** OAuth upstreams: a value that changes when the stored login does; undefined otherwise. */
   credentialsStamp?(u: Upstream): string | undefined;
+  /** OAuth upstreams: what connecting waits for now (a refresh of the login), in words. */
+  waitingFor?(u: Upstream): string | undefined;
 }
 
 /** Why a call found no connection; callers decide by `reason`, never by the message. */

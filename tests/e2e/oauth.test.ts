@@ -8,83 +8,14 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
-import { fixtures, hermitBin, runHermit } from "../helpers/hermit.ts";
+import { runHermit } from "../helpers/hermit.ts";
 import { connectServe, type HermitSession, textOf } from "../helpers/mcp.ts";
-import { readUntil, Reaper, waitFor } from "../helpers/procs.ts";
+import { control as controlOf, type Fixture, login, startFixture } from "../helpers/oauth_fixture.ts";
+import { Reaper, waitFor } from "../helpers/procs.ts";
 import { tempDir } from "../helpers/tmp.ts";
-
-type Fixture = Record<"mcp" | "sse" | "issuer" | "control", string>;
-
-async function startFixture(reaper: Reaper, more: string[] = []): Promise<Fixture> {
-  const child = spawn("node", [path.join(fixtures, "oauth", "server.mjs"), "--ttl", "3", ...more], {
-    stdio: "pipe",
-  });
-  reaper.track(child.pid);
-  child.stderr.resume();
-  const line = await readUntil(child.stdout, "\n", 20_000);
-  return JSON.parse(line.slice(0, line.indexOf("\n")));
-}
-
-/** A browser that approves at once: fetch the authorization URL, return where it redirects. */
-async function authorize(url: string): Promise<string> {
-  const res = await fetch(url, { redirect: "manual" });
-  await res.body?.cancel();
-  assert.equal(res.status, 302, `the authorization server redirects (got ${res.status})`);
-  return res.headers.get("location")!;
-}
-
-/** Run `hermit login`, and answer it: via the callback (a browser here), by pasting, or q. */
-async function login(
-  dir: string,
-  env: Record<string, string>,
-  reaper: Reaper,
-  answer: "browser" | "paste" | "cancel" | "mix-up" | "none",
-  server = "remote",
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(hermitBin(), ["login", dir, server, "--timeout", answer === "none" ? "1" : "60"], {
-    env,
-    stdio: "pipe",
-  });
-  reaper.track(child.pid);
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
-  child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
-  const exited = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
-  const url = await waitFor(() => /^ {2}(http\S+)$/m.exec(stderr)?.[1], {
-    timeoutMs: 30_000,
-    what: () => `the authorization URL from hermit login (stderr: ${stderr})`,
-  });
-  assert.match(stderr, /paste it here/, "a headless person is told to paste the answer back");
-  if (answer === "cancel") child.stdin.write("q\n");
-  else if (answer !== "none") {
-    const location = await authorize(url); // the browser approves; where does it go?
-    assert.match(location, /^http:\/\/127\.0\.0\.1:\d+\/callback\?/, "to hermit's loopback callback");
-    if (answer === "paste") child.stdin.write(location + "\n");
-    else {
-      const page = await fetch(location);
-      await page.text();
-      if (answer === "browser") assert.equal(page.status, 200, "the callback takes the answer");
-      else {
-        assert.equal(page.status, 400, "an answer naming another issuer is not used");
-        child.stdin.write("q\n");
-      }
-    }
-  }
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const code = await Promise.race([
-    exited,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`hermit login did not exit; stderr: ${stderr}`)), 60_000);
-    }),
-  ]).finally(() => clearTimeout(timer));
-  child.stdin.end();
-  return { code, stdout, stderr };
-}
 
 const mode = (p: string) => statSync(p).mode & 0o777;
 
@@ -101,14 +32,7 @@ describe("OAuth upstreams: login, refresh, failed re-login", { skip: process.pla
   let env: Record<string, string>;
   let session: HermitSession | undefined;
 
-  const control = async (body?: Record<string, unknown>) => {
-    const post = {
-      method: "POST",
-      body: JSON.stringify(body),
-      headers: { "content-type": "application/json" },
-    };
-    return await (await fetch(fx.control, body ? post : {})).json() as Record<string, number | string | null>;
-  };
+  const control = (body?: Record<string, unknown>) => controlOf(fx, body);
   const call = () => runHermit(["call", dir, "whoami"], { env, timeoutMs: 30_000 });
   const tokens = () => JSON.parse(readFileSync(tokensFile, "utf8"));
 

@@ -10,10 +10,15 @@
  * Across processes (every session's `hermit serve`, `call`, `check` on one login), a refresh
  * holds a file lock next to the stored login and stores its answer before letting go; a process
  * that waited takes what the other stored instead of presenting the refresh token it read
- * before, which a rotating server would take for a stolen one and revoke the whole grant.
+ * before, which a rotating server would take for a stolen one and revoke the whole grant. The
+ * holder notes its pid beside the lock, so a process kept waiting can say whose refresh it waits
+ * for (`waitingFor`). A login removed meanwhile (`hermit logout`) ends the refresh as "needs a
+ * login": its answer is not used and nothing of the login's directory is made again.
  */
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { closeSync, constants, openSync, readFileSync, writeSync } from "node:fs";
+import process from "node:process";
 import { messageOf } from "../../errors.ts";
 import { acquireLock } from "../../platform/lock.ts";
 
@@ -24,8 +29,12 @@ export const REFRESH_SEND_MS = 20_000;
 
 /** The stored login a refresh is for, as every process sees it. */
 export interface SharedLogin {
-  /** The lock file one refresh at a time holds. */
+  /** The lock file one refresh at a time holds, in the login's directory (nothing made). */
   lockPath(): string;
+  /** Where the refresh holding the lock notes its pid. */
+  holderPath(): string;
+  /** Whether the login is still stored (`hermit logout` may remove it while a refresh runs). */
+  stored(): boolean;
   /** Tokens stored since `since` (ms) or rotated past `sent`, still valid: no refresh needed. */
   current(sent: string, since: number): OAuthTokens | undefined;
   /** Store a refresh answer for `sent` now, before the lock is let go. */
@@ -60,9 +69,25 @@ function errorCode(body: ArrayBuffer): string | undefined {
   }
 }
 
+/** Why a refresh ended with no answer: the login it was for is gone; the SDK then says "needs a login". */
+class LoginRemoved extends Error {
+  constructor() {
+    super("the stored login was removed (hermit logout) while it was being refreshed");
+    this.name = "LoginRemoved";
+  }
+}
+
+/** What a running refresh waits for: the lock another process holds, or the authorization server. */
+interface Activity {
+  on: "lock" | "server";
+  since: number;
+}
+
 export class RefreshGuard {
   readonly #base: FetchLike;
   readonly #inFlight = new Map<string, Promise<Captured>>();
+  /** What each refresh in flight (by key) waits for now. */
+  readonly #activity = new Map<string, Activity>();
   /** Why the most recent refresh failed in a way that may pass; cleared when one starts. */
   transientFailure: string | undefined;
   /** Refresh tokens the authorization server refused (`invalid_grant`): not offered again. */
@@ -84,7 +109,10 @@ export class RefreshGuard {
     const key = `${String(url)}\n${body}`;
     let pending = this.#inFlight.get(key);
     if (!pending) {
-      pending = this.#refresh(url, init).finally(() => this.#inFlight.delete(key));
+      pending = this.#refresh(url, init, key).finally(() => {
+        this.#inFlight.delete(key);
+        this.#activity.delete(key);
+      });
       this.#inFlight.set(key, pending);
     }
     const c = await pending;
@@ -95,34 +123,57 @@ export class RefreshGuard {
     });
   };
 
-  async #refresh(url: string | URL, init: RequestInit | undefined): Promise<Captured> {
+  /**
+   * What a refresh of this login waits for right now, in words, or undefined when none runs: said
+   * instead of "still starting" when a caller stops waiting first.
+   */
+  waitingFor(): string | undefined {
+    const a = this.#activity.values().next().value;
+    if (!a) return undefined;
+    const secs = `${Math.floor((Date.now() - a.since) / 1000)} s`;
+    if (a.on === "server") {
+      return `refreshing its OAuth access token (the authorization server has not answered for ${secs})`;
+    }
+    return `waiting for ${this.#holder()} to finish refreshing its OAuth login (${secs} so far)`;
+  }
+
+  /** "another hermit (pid N)": the process that noted itself as the lock's holder. */
+  #holder(): string {
+    const pid = holderPid(this.#shared.holderPath());
+    return `another hermit${pid ? ` (pid ${pid})` : ""}`;
+  }
+
+  async #refresh(url: string | URL, init: RequestInit | undefined, key: string): Promise<Captured> {
     this.transientFailure = undefined;
     const sent = new URLSearchParams(refreshBody(init)).get("refresh_token") ?? "";
     const shared = this.#shared;
     const since = Date.now();
-    let lockFile: string;
-    try {
-      lockFile = shared.lockPath();
-    } catch (err) {
-      this.transientFailure = `cannot lock the stored login: ${messageOf(err)}`;
-      throw err;
-    }
+    if (!shared.stored()) throw new LoginRemoved();
+    const lockFile = shared.lockPath();
     let lock: Awaited<ReturnType<typeof acquireLock>>;
+    this.#activity.set(key, { on: "lock", since });
     try {
       lock = await acquireLock(lockFile, REFRESH_LOCK_MS);
     } catch (err) {
+      if (!shared.stored()) throw new LoginRemoved(); // its directory went with it
       const code = (err as NodeJS.ErrnoException).code ?? messageOf(err);
       this.transientFailure = `cannot open the refresh lock ${lockFile} (${code}); remove it`;
       throw err;
     }
     if (!lock) {
-      this.transientFailure = `another hermit has been refreshing this login for ${REFRESH_LOCK_MS / 1000} s`;
+      this.transientFailure = `${this.#holder()} has been refreshing this login for ${
+        REFRESH_LOCK_MS / 1000
+      } s`;
       throw new Error(this.transientFailure);
     }
     try {
+      if (!shared.stored()) throw new LoginRemoved();
+      noteHolder(shared.holderPath());
       const stored = shared.current(sent, since);
       if (stored) return answer(stored);
+      this.#activity.set(key, { on: "server", since: Date.now() });
       const c = await this.#send(url, init, sent);
+      if (!shared.stored()) throw new LoginRemoved(); // logged out meanwhile: the answer is not used
       if (c.tokens) shared.save(sent, c.tokens);
       return c;
     } finally {
@@ -150,6 +201,32 @@ export class RefreshGuard {
         : `the authorization server did not answer: ${messageOf(err)}`;
       throw err;
     }
+  }
+}
+
+/** Note this process as the lock's holder (best effort; never through a symlink, never making a directory). */
+function noteHolder(file: string): void {
+  try {
+    const fd = openSync(
+      file,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0),
+      0o600,
+    );
+    try {
+      writeSync(fd, `${process.pid}\n`);
+    } finally {
+      closeSync(fd);
+    }
+  } catch { /* the pid only serves a message */ }
+}
+
+/** The pid the lock's holder noted, if readable. */
+function holderPid(file: string): number | undefined {
+  try {
+    const pid = Number.parseInt(readFileSync(file, "utf8"), 10);
+    return pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -117,6 +117,14 @@ export class RuntimeOAuthProvider implements OAuthClientProvider, SharedLogin {
     return this.store.refreshLockFile();
   }
 
+  holderPath(): string {
+    return this.store.refreshHolderFile();
+  }
+
+  stored(): boolean {
+    return this.store.readTokens() !== undefined;
+  }
+
   current(sent: string, since: number): OAuthTokens | undefined {
     const rec = this.store.readTokens();
     const t = rec && this.tokens();

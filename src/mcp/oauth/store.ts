@@ -196,10 +196,17 @@ export class OAuthStore {
     writeFileAtomic(this.clientFile, JSON.stringify(info, null, 2) + "\n");
   }
 
-  /** The lock file a refresh of this login holds (the directory made if missing). */
+  /**
+   * The lock file a refresh of this login holds. Its directory is not made: a refresh is only
+   * for a stored login, and one removed by `hermit logout` must not come back as an empty folder.
+   */
   refreshLockFile(): string {
-    this.#ensureDir();
     return path.join(this.dir, "refresh.lock");
+  }
+
+  /** Where the refresh holding the lock notes its pid (for the messages of those waiting). */
+  refreshHolderFile(): string {
+    return path.join(this.dir, "refresh.pid");
   }
 
   /** Forget this server's login (`hermit logout`). True when there was something to remove. */

@@ -1,11 +1,14 @@
 /**
  * Refreshes of one stored login: concurrent ones in a process merged into one request, and across
  * processes (each session's hermit) one at a time under the login's lock, a process that waited
- * taking what the other stored, and a login stored meanwhile never replaced by a refresh.
+ * taking what the other stored, and a login stored meanwhile never replaced by a refresh; a
+ * login `hermit logout` removed before or during a refresh is not made again, and needs a login.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
+import { NeedsLogin } from "../../../src/mcp/oauth/errors.ts";
 import { RuntimeOAuthProvider } from "../../../src/mcp/oauth/runtime_provider.ts";
 import { OAuthStore, toRecord } from "../../../src/mcp/oauth/store.ts";
 import { AS, MCP, setup } from "../../helpers/oauth_provider.ts";
@@ -105,6 +108,45 @@ describe("refreshes of one login", () => {
       assert.equal((await res.json()).access_token, "at-login");
       assert.equal(s.server.tokenCalls().length, 0, "the old refresh token was not presented");
       assert.equal(s.store.readTokens()?.refresh_token, "rt-login");
+    } finally {
+      s.tmp.cleanup();
+    }
+  });
+
+  it("a login hermit logout removed before the refresh takes its lock: nothing of it made again", async () => {
+    const s = setup();
+    try {
+      const readBefore = s.provider.tokens()!; // read before the logout, as the SDK does
+      assert.ok(s.store.remove());
+      const body = new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: readBefore.refresh_token!,
+      });
+      await assert.rejects(s.provider.guard.fetch(new URL("/token", AS), { method: "POST", body }));
+      assert.ok(!existsSync(s.store.dir), "no empty login directory left behind");
+      assert.equal(
+        s.provider.guard.transientFailure,
+        undefined,
+        "not a failure that may pass: needs a login",
+      );
+      assert.equal(s.server.tokenCalls().length, 0);
+    } finally {
+      s.tmp.cleanup();
+    }
+  });
+
+  it("a login hermit logout removes while its refresh is on its way: the answer is not used, needs a login", async () => {
+    const s = setup({ delayMs: 200 });
+    try {
+      const running = s.run();
+      await new Promise((r) => setTimeout(r, 50));
+      assert.ok(s.store.remove());
+      await assert.rejects(running, (err: Error) => {
+        assert.ok(err instanceof NeedsLogin, String(err));
+        return true;
+      });
+      assert.equal(s.server.tokenCalls().length, 1);
+      assert.ok(!existsSync(s.store.dir), "nothing of the login made again");
     } finally {
       s.tmp.cleanup();
     }
