@@ -28,7 +28,7 @@ import {
 import type { Manifest, Upstream } from "../manifest/types.ts";
 import { plural } from "../lock/report.ts";
 import { which } from "../platform/which.ts";
-import { serveTarget } from "../deploy/adapter.ts";
+import { serveTargetMissing } from "../deploy/adapter.ts";
 import { contentFindings } from "./content.ts";
 
 export type FindingLevel = "ok" | "warning" | "problem";
@@ -242,18 +242,9 @@ function upstreamEnvFindings(m: Manifest, at: At, add: Add, env: Record<string, 
 }
 
 function serveFindings(m: Manifest, at: At, add: Add): void {
-  // deploy writes this command into hosts' configs: a DIR that holds no adapter fails every start
-  const target = serveTarget(m);
-  if (target !== m.dir && target !== m.file && !isFile(path.join(target, "hermit.yaml")) && !isFile(target)) {
-    add(
-      "problem",
-      "serve",
-      `serve.command ${
-        quote(m.serve.command)
-      } serves ${target}, where there is no hermit.yaml, so a host started with it fails; its DIR is relative to the adapter: command: hermit serve .`,
-      at(["serve", "command"]),
-    );
-  }
+  // deploy writes this command into hosts' configs (and refuses this one)
+  const missing = serveTargetMissing(m);
+  if (missing) add("problem", "serve", missing, at(["serve", "command"]));
   if (m.serve.lifecycle !== "standalone") return;
   const instr = m.serve.instructions;
   if (!instr) {

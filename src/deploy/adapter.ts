@@ -2,12 +2,14 @@
  * What deploy and convert take from an adapter: the launch (the hermit binary's absolute path and
  * `serve.command`'s arguments, with the adapter directory made absolute, the default `.` included,
  * and `./…`, `../…` words resolved against the adapter; or a remote URL with the token named,
- * never included), the context text, the skill directories file by file, and the roles.
+ * never included), the context text, the skill directories file by file, and the roles. A
+ * `serve.command` whose DIR holds no adapter is not written anywhere (`serveTargetMissing`).
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import {
   contextPath,
+  isFile,
   listRoles,
   listSkills,
   readAdapterDoc,
@@ -17,6 +19,7 @@ import {
 import { usageError } from "../errors.ts";
 import type { AdapterParts, Launch, SkillFiles } from "../hosts/types.ts";
 import { TOKEN_VAR } from "../hosts/types.ts";
+import { quote } from "../manifest/locate.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { parseServeUrl } from "../service/access.ts";
 
@@ -55,6 +58,20 @@ export function serveTarget(m: Manifest): string {
   const words = splitWords(m.serve.command).slice(1);
   const at = dirIndex(words);
   return at < 0 ? m.dir : path.resolve(m.dir, words[at]);
+}
+
+/**
+ * Why `serve.command` cannot start this adapter, or undefined: its DIR (relative to the adapter)
+ * holds no hermit.yaml, so every host session started with it would fail. Check reports it as a
+ * problem; deploy and convert refuse to write it.
+ */
+export function serveTargetMissing(m: Manifest): string | undefined {
+  const target = serveTarget(m);
+  if (target === m.dir || target === m.file) return undefined;
+  if (isFile(path.join(target, "hermit.yaml")) || isFile(target)) return undefined;
+  return `serve.command ${
+    quote(m.serve.command)
+  } serves ${target}, where there is no hermit.yaml, so a host started with it fails; its DIR is relative to the adapter: command: hermit serve .`;
 }
 
 export function stdioLaunch(m: Manifest, self: string[]): Launch {

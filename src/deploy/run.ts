@@ -20,7 +20,7 @@ import { loadManifest } from "../manifest/load.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { stateDir as hermitStateDir } from "../platform/paths.ts";
 import { stateLock } from "../platform/state_lock.ts";
-import { adapterParts, remoteLaunch, stdioLaunch } from "./adapter.ts";
+import { adapterParts, remoteLaunch, serveTargetMissing, stdioLaunch } from "./adapter.ts";
 import { commit, type Committed, refuseReadOnly } from "./commit.ts";
 import {
   checkItemFiles,
@@ -159,6 +159,8 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     try {
       if (o.remove || !m) engine.remove(owners);
       else {
+        const unservable = o.serveUrl ? undefined : serveTargetMissing(m);
+        if (unservable) throw new HermitError(`${m.file}: ${unservable}; nothing was written`, Exit.usage);
         const launch = o.serveUrl ? remoteLaunch(o.serveUrl) : stdioLaunch(m, o.self);
         const parts = adapterParts(m, launch);
         for (const h of hosts) plans.push(HOSTS[h].plan(parts, target, fs));

@@ -1,7 +1,7 @@
 /**
  * deploy and convert from the compiled binary: two deploys into the same files at the same time
  * lose nothing (real processes, the lock serializes them), exit codes (4 refused by screening with
- * nothing written, 2 for usage), `--dry-run` output, `--json`, convert honouring HOME, and a
+ * nothing written, 2 for usage and for a serve.command whose DIR holds no adapter), `--dry-run` output, `--json`, convert honouring HOME, and a
  * cloned project's own files (a planted record, links in `.hermit/`) never leading a write out of it.
  */
 import { after, describe, it } from "node:test";
@@ -221,5 +221,36 @@ describe("hermit deploy / convert (binary)", () => {
       );
       assert.equal(readFileSync(path.join(project, ".mcp.json"), "utf8"), mcp);
     }
+  });
+
+  it("a serve.command whose DIR holds no adapter: deploy and convert refuse, exit 2, nothing written", async () => {
+    const broken = copyAdapter(GOLDEN_ADAPTER, path.join(tmp.path, "broken-serve"), "tools");
+    const manifest = path.join(broken, "hermit.yaml");
+    writeFileSync(
+      manifest,
+      readFileSync(manifest, "utf8").replace("command: hermit serve .", "command: hermit serve ./nowhere"),
+    );
+    const project = path.join(tmp.path, "broken-serve-project");
+    mkdirSync(project);
+    const homeBefore = snapshot(home, []);
+    for (
+      const args of [["deploy", broken, project, "--host", "claude,codex"], [
+        "convert",
+        broken,
+        "--host",
+        "codex",
+      ]]
+    ) {
+      const r = await runHermit(args, { env });
+      assert.equal(r.code, 2, r.stderr);
+      assert.equal(
+        r.stderr,
+        `error: ${manifest}: serve.command 'hermit serve ./nowhere' serves ${
+          path.join(broken, "nowhere")
+        }, where there is no hermit.yaml, so a host started with it fails; its DIR is relative to the adapter: command: hermit serve .; nothing was written\n`,
+      );
+    }
+    assert.deepEqual([...snapshot(project, []).keys()], []);
+    assert.deepEqual(snapshot(home, []), homeBefore);
   });
 });
