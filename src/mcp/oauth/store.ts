@@ -1,6 +1,7 @@
 /**
  * OAuth credentials on disk, one directory per adapter and server:
- * `<state dir>/oauth/<adapter>/<server>/` (0700) with `tokens.json` and `client.json` (0600). Each
+ * `<state dir>/oauth/<adapter>/<server>/` (0700) with `tokens.json` and `client.json` (0600), and
+ * the refresh lock with its holder's pid (`refresh.lock`, `refresh.pid`: refresh_guard.ts). Each
  * file is replaced atomically (temp file, fsync, rename): a reader, in this process or another,
  * sees the old file or the new one, never half of one. Nothing here deletes a credential except
  * `remove()` (`hermit logout`): a failed refresh or a failed login never costs a working login.
