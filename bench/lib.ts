@@ -28,6 +28,25 @@ export const everything = path.join(
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
+ * Drop the page cache of `files` (`sync`, then GNU dd's `iflag=nocache count=0`: posix_fadvise
+ * DONTNEED), so every binary starts each section from the same state. RSS counts the file pages a
+ * process maps, and how many the kernel maps at each fault depends on what of the file is cached
+ * (fault-around maps cached neighbours too): measured here, one relay took 35–38 MiB with its
+ * binary just built or copied and 32 MiB after the binary's pages were dropped, and a byte-identical
+ * copy of a binary 2.6 MiB more than the original, so two binaries compared as they came measured
+ * their page cache's history. Pages a running process maps stay cached. Says what it did.
+ */
+export function coldPageCache(files: string[]): string {
+  spawnSync("sync");
+  const dropped = files.filter((f) =>
+    spawnSync("dd", [`if=${f}`, "iflag=nocache", "count=0", "status=none"]).status === 0
+  );
+  return dropped.length === files.length
+    ? "page cache: the binaries' pages dropped before each section"
+    : "page cache: as it was (dd iflag=nocache did not work here), so RSS of file pages varies from run to run";
+}
+
+/**
  * `src` compiled with `bun build --compile` (plus `flags`) into `out`, as the bench's floors are
  * built; undefined when bun fails.
  */

@@ -25,6 +25,7 @@ import process from "node:process";
 import { chains, FLOOR_RELAY_PATH, type PathRow } from "./chain.ts";
 import {
   type BenchContext,
+  coldPageCache,
   compileWithBun,
   everything,
   fmt,
@@ -280,6 +281,8 @@ try {
     }${baseline ? ` · baseline: ${baseline}` : ""}\n`,
   );
   const common = { hermit, baseline, everything, sessionAdapter, root, work, spawns: SPAWNS };
+  const binaries = [hermit, ...(baseline ? [baseline] : [])];
+  console.log(`${coldPageCache(binaries)}.\n`);
   if (only.includes("paths")) {
     // the floor under the relay row, built the way hermit is
     const floorRelay = compileWithBun(
@@ -291,12 +294,17 @@ try {
       ],
     );
     if (!floorRelay) console.error("bench: the floor relay did not build; its row is left out");
+    coldPageCache(floorRelay ? [...binaries, floorRelay] : binaries);
     pathsSection(
       await chains({ ...common, standaloneAdapter, baselineStandaloneAdapter, floorRelay, calls: CALLS }),
     );
   }
-  if (only.includes("startup")) startupSection(await startup({ ...common, lazyAdapter, notes }));
+  if (only.includes("startup")) {
+    coldPageCache(binaries);
+    startupSection(await startup({ ...common, lazyAdapter, notes }));
+  }
   if (only.includes("sessions")) {
+    coldPageCache(binaries);
     sessionsSection(
       await sessions({ ...common, standaloneAdapter, n: SESSIONS, callsEach: CALLS_EACH }),
     );
