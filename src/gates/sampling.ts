@@ -1,7 +1,8 @@
 /**
  * Gate 6, sampling and elicitation requested by an upstream: forwarded to the host only when it
  * supports them, within per-server limits — a sliding one-minute rate window, a timeout, a cap on
- * max tokens and on tool rounds. URL-mode elicitation is declined. Pure decisions plus a small
+ * max tokens and on tool rounds; `includeContext` (other servers' context) dropped. URL-mode
+ * elicitation is declined. Pure decisions plus a small
  * rate-window object.
  */
 import type { CreateMessageRequest, ElicitRequest } from "@modelcontextprotocol/sdk/types.js";
@@ -46,8 +47,11 @@ export function checkSampling(
   if (!window.take(now)) {
     return { ok: false, reason: `more than ${policy.maxRpm} sampling requests a minute (max_rpm)` };
   }
+  // includeContext asks the host to add what other servers said; to the host hermit is one server,
+  // so even `thisServer` would hand this upstream what hermit's other upstreams returned
+  const { includeContext: _, ...rest } = params;
   const next: CreateMessageRequest["params"] = {
-    ...params,
+    ...rest,
     maxTokens: Math.min(params.maxTokens, policy.maxTokensCap),
   };
   if (policy.model) next.modelPreferences = { ...params.modelPreferences, hints: [{ name: policy.model }] };

@@ -20,8 +20,8 @@
  *
  * Together: Unicode's Default_Ignorable_Code_Point set, what a renderer may draw as nothing
  * (`DEFAULT_IGNORABLE`, the one list of it; the approval question escapes all of it).
- * Not hidden, so neither stripped nor flagged: an emoji tag sequence (a subdivision flag such as
- * 🏴 + tags + cancel tag), a ZWJ inside an emoji ZWJ sequence (👩‍💻), a joiner between two letters
+ * Not hidden, so neither stripped nor flagged: an RGI emoji tag sequence (the flags of England,
+ * Scotland and Wales: 🏴 + tags + cancel tag; other tags after a black flag are hidden), a ZWJ inside an emoji ZWJ sequence (👩‍💻), a joiner between two letters
  * of a script that uses them (Persian, Indic), one variation selector right after a character
  * (❤️; a U+E0100–E01EF selector only after a Han ideograph; a Mongolian one only after a Mongolian
  * letter), a combining grapheme joiner before a combining mark, a Hangul filler that makes a
@@ -65,7 +65,13 @@ export const DEFAULT_IGNORABLE =
 /** Any character that may be hidden somewhere (whether it is, depends on its neighbours). */
 export const CANDIDATE = new RegExp(`[${DEFAULT_IGNORABLE}]`, "u");
 export const CANDIDATES = new RegExp(CANDIDATE.source, "gu");
-const EMOJI_TAG_SEQUENCE = /\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}/gu;
+/**
+ * The emoji tag sequences drawn as flags: Unicode's RGI set, England, Scotland, Wales (`gbeng`,
+ * `gbsct`, `gbwls`). Any other black flag + tags + cancel tag is drawn as a bare black flag with
+ * the tags invisible, and a model reads them as ASCII: a message smuggled behind a flag.
+ */
+const EMOJI_TAG_SEQUENCE =
+  /\u{1F3F4}\u{E0067}\u{E0062}(?:\u{E0065}\u{E006E}\u{E0067}|\u{E0073}\u{E0063}\u{E0074}|\u{E0077}\u{E006C}\u{E0073})\u{E007F}/gu;
 const PICTOGRAPH = /\p{Extended_Pictographic}/u;
 const EMOJI_MODIFIER = /[\uFE0F\u{1F3FB}-\u{1F3FF}]/u;
 const JOINED_LETTER = /[\p{L}\p{M}]/u;

@@ -12,12 +12,15 @@ export const SERVER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const str = (what: string) => z.string({ error: `must be ${what}` });
 const bool = z.boolean({ error: "must be true or false" });
 const mapping = (what: string) => ({ error: `must be a mapping of ${what}` });
+/** The longest a timer waits (2^31 - 1 ms): past it, it fires at once (a 30-day timeout, at once). */
+const MAX_SECONDS = 2147483;
+const atMost = { error: `must be at most ${MAX_SECONDS} seconds (about 24.8 days)` };
 const seconds = z.number({ error: "must be a number of seconds" }).nonnegative({
   error: "must be zero or more seconds",
-});
+}).max(MAX_SECONDS, atMost);
 const positiveSeconds = z.number({ error: "must be a number of seconds" }).positive({
   error: "must be more than 0 seconds",
-});
+}).max(MAX_SECONDS, atMost);
 const count = (what: string, min: number) =>
   z.number({ error: `must be a number of ${what}` }).int({ error: `must be a whole number of ${what}` })
     .min(min, { error: `must be ${min} or more ${what}` });

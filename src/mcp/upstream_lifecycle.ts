@@ -23,14 +23,23 @@ export interface Clock {
   clearTimeout(handle: unknown): void;
 }
 
+/** The longest delay one timer takes (2^31 - 1 ms, about 24.8 days): past it, it fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A real timer (unreferenced); a longer delay (a `ttlMs` of a month) is waited in steps. */
 export const realClock: Clock = {
   now: () => Date.now(),
   setTimeout: (fn, ms) => {
-    const t = setTimeout(fn, ms);
-    (t as { unref?: () => void }).unref?.();
-    return t;
+    const handle: { timer?: ReturnType<typeof setTimeout> } = {};
+    const wait = (left: number) => {
+      const step = Math.min(left, MAX_TIMER_MS);
+      handle.timer = setTimeout(() => (left > step ? wait(left - step) : fn()), step);
+      (handle.timer as { unref?: () => void }).unref?.();
+    };
+    wait(ms);
+    return handle;
   },
-  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+  clearTimeout: (h) => clearTimeout((h as { timer?: ReturnType<typeof setTimeout> }).timer),
 };
 
 /** Fires once when a tool list's `ttlMs` runs out (re-armed by every new listing). */

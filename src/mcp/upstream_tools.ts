@@ -1,7 +1,9 @@
 /**
  * An upstream's tool list: every page (at most 50, like Hermes, so a broken cursor cannot spin;
  * the same cap for resources and prompts), filtered by the server's include/exclude on raw
- * names, and mapped to exported names.
+ * names, and mapped to exported names. A tool whose definition nests deeper than
+ * `MAX_DEFINITION_DEPTH` is left out with a warning: every gate that reads a definition walks it
+ * (sanitization, the scan, the lock's hash), and one such tool would otherwise end the gateway.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -10,6 +12,8 @@ import { exportedName, passesFilter } from "../manifest/names.ts";
 import type { Upstream } from "../manifest/types.ts";
 
 const MAX_LIST_PAGES = 50;
+/** Levels of objects and arrays a tool definition may nest (real ones: about ten). */
+export const MAX_DEFINITION_DEPTH = 100;
 
 export interface UpstreamTool {
   /** The server's own name for the tool. */
@@ -56,5 +60,24 @@ export async function listAllTools(
 export function mapTools(tools: readonly Tool[], u: Upstream): UpstreamTool[] {
   return tools
     .filter((t) => passesFilter(t.name, { include: u.include, exclude: u.exclude }))
+    .filter((t) => {
+      if (!nestsDeeper(t, MAX_DEFINITION_DEPTH)) return true;
+      log.warn(
+        `mcp_servers.${u.name}: tool '${t.name}' is not served: its definition nests deeper than ${MAX_DEFINITION_DEPTH} levels`,
+      );
+      return false;
+    })
     .map((t) => ({ raw: t.name, exported: exportedName(t.name, u), tool: t }));
+}
+
+/** Whether objects and arrays in `value` nest deeper than `limit` (walked without recursion). Pure. */
+export function nestsDeeper(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (!v || typeof v !== "object") continue;
+    if (depth >= limit) return true;
+    for (const x of Object.values(v)) if (x && typeof x === "object") stack.push([x, depth + 1]);
+  }
+  return false;
 }

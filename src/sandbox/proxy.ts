@@ -29,8 +29,12 @@ export function requestTarget(
   const m = /^([A-Z]+) (\S+) HTTP\/1\.[01]$/.exec(line);
   if (!m) return undefined;
   if (m[1] === "CONNECT") {
-    const t = /^(\[[0-9a-fA-F:.]+\]|[^:\s]+):(\d{1,5})$/.exec(m[2]);
-    return t ? { kind: "connect", host: t[1].replace(/^\[(.*)\]$/, "$1"), port: Number(t[2]) } : undefined;
+    // a host name or an IP literal: a NUL or a `%` would end or change the name getaddrinfo sees
+    const t = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/.exec(m[2]);
+    const port = Number(t?.[2]);
+    return t && port >= 1 && port <= 65535
+      ? { kind: "connect", host: t[1].replace(/^\[(.*)\]$/, "$1"), port }
+      : undefined;
   }
   let url: URL;
   try {
@@ -126,7 +130,14 @@ export class EgressProxy {
       );
       return;
     }
-    const upstream = net.connect({ host: t.host, port: t.port });
+    let upstream: net.Socket;
+    try {
+      upstream = net.connect({ host: t.host, port: t.port });
+    } catch {
+      // a runtime that refuses the address at once (Deno throws where Node emits an error)
+      client.end("HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n");
+      return;
+    }
     this.#track(upstream);
     upstream.once("error", () => {
       if (!client.destroyed) client.end("HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n");

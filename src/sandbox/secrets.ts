@@ -5,7 +5,8 @@
  * keys, cloud and cluster credentials, container-registry, git and package-registry tokens,
  * `.netrc`, CLI token files, password stores and keyrings, browser profiles (saved logins and
  * cookies), crypto wallets, messenger sessions, shell and REPL histories, the credentials of AI
- * coding CLIs, and hermit's own state (OAuth tokens, schema cache) plus every adapter's `.serve/`
+ * coding CLIs and their user-level MCP configs (where people paste other servers' tokens into
+ * `env:`), and hermit's own state (OAuth tokens, schema cache) plus every adapter's `.serve/`
  * (the standalone service's bearer token), which the caller adds. Pure: home, environment and
  * platform in, absolute paths out (a trailing `*` matches names starting with what precedes it).
  */
@@ -68,6 +69,14 @@ const HOME_SECRETS: [string, string][] = [
   [".claude/.credentials.json", "Claude Code login"],
   [".codex/auth.json", "Codex login"],
   [".gemini/oauth_creds.json", "Gemini CLI login"],
+  [".claude.json", "Claude Code's MCP servers (their env: other servers' tokens)"],
+  [".cursor/mcp.json", "Cursor's MCP servers"],
+  [".gemini/settings.json", "Gemini CLI's MCP servers"],
+  [".codex/config.toml", "Codex's MCP servers"],
+  [".pi/agent/mcp.json", "Pi's MCP servers"],
+  [".pi/agent/auth.json", "Pi login"],
+  [".hermes/config.yaml", "Hermes's MCP servers"],
+  [".hermes/.env", "Hermes API keys"],
 ];
 
 /** Under `$XDG_CONFIG_HOME` (default `~/.config`). */
@@ -98,6 +107,10 @@ const CONFIG_SECRETS: [string, string][] = [
   ["1Password", "1Password data"],
   ["op", "1Password CLI"],
   ["keepassxc", "KeePassXC settings"],
+  ["opencode/opencode.json", "OpenCode's MCP servers"],
+  ["opencode/opencode.jsonc", "OpenCode's MCP servers"],
+  ["Code/User/mcp.json", "VS Code's MCP servers"],
+  ["Claude/claude_desktop_config.json", "Claude Desktop's MCP servers"],
 ];
 
 /** Under `$XDG_DATA_HOME` (default `~/.local/share`). */
@@ -107,6 +120,7 @@ const DATA_SECRETS: [string, string][] = [
   ["fish/fish_history", "shell history"],
   ["TelegramDesktop", "Telegram session"],
   ["com.vercel.cli", "Vercel token"],
+  ["opencode/auth.json", "OpenCode logins"],
 ];
 
 /** macOS only, under `~/Library`. */
@@ -125,6 +139,8 @@ const MAC_SECRETS: [string, string][] = [
   ["Application Support/Signal", "Signal messages and keys"],
   ["Application Support/Exodus", "Exodus wallet"],
   ["Application Support/com.1password.1password", "1Password data"],
+  ["Application Support/Code/User/mcp.json", "VS Code's MCP servers"],
+  ["Application Support/Claude/claude_desktop_config.json", "Claude Desktop's MCP servers"],
 ];
 
 /** Outside the home directory (readable only by root; hermit often runs as root in containers). */
@@ -133,6 +149,18 @@ const SYSTEM_SECRETS: [string, string][] = [
   ["/etc/gshadow", "group password hashes"],
   ["/etc/ssh/ssh_host_*", "SSH host keys"],
   ["/etc/sudoers", "sudo rules"],
+];
+
+/** Variables that move an agent host's directory; these files in the place they name are protected too. */
+const ENV_DIR_SECRETS: [string, string, string][] = [
+  ["CLAUDE_CONFIG_DIR", ".claude.json", "Claude Code's MCP servers"],
+  ["CLAUDE_CONFIG_DIR", ".credentials.json", "Claude Code login"],
+  ["CODEX_HOME", "config.toml", "Codex's MCP servers"],
+  ["CODEX_HOME", "auth.json", "Codex login"],
+  ["PI_CODING_AGENT_DIR", "mcp.json", "Pi's MCP servers"],
+  ["PI_CODING_AGENT_DIR", "auth.json", "Pi login"],
+  ["HERMES_HOME", "config.yaml", "Hermes's MCP servers"],
+  ["HERMES_HOME", ".env", "Hermes API keys"],
 ];
 
 /** Variables that move a tool's credentials elsewhere; the place they name is protected too. */
@@ -174,6 +202,10 @@ export function defaultSecrets(
     const v = env[key];
     // KUBECONFIG may list several files
     for (const one of (v ?? "").split(":")) if (one && p.isAbsolute(one)) add(p.normalize(one), what);
+  }
+  for (const [key, file, what] of ENV_DIR_SECRETS) {
+    const v = env[key];
+    if (v && p.isAbsolute(v)) add(p.join(v, file), what);
   }
   return dedupe(out);
 }

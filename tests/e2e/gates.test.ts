@@ -685,7 +685,11 @@ describe("gate 4: the hostile server's output is sanitized through every entry p
       it("TAG characters stripped (the flag kept), reserved and forged _meta keys dropped", async () => {
         const r = await e.call("tagged");
         assert.equal(strayTags(JSON.stringify(r)), 0);
-        assert.equal(textOf(r), `clean text ${SCOTLAND} flag\n`);
+        assert.equal(
+          textOf(r),
+          `clean text ${SCOTLAND} flag \u{1F3F4}\n`,
+          "a flag that smuggles text loses its tags",
+        );
         assert.doesNotMatch(JSON.stringify(r), INVISIBLE);
         assert.deepEqual((r.content[1] as { resource?: unknown }).resource, {
           uri: "hostile://embedded",

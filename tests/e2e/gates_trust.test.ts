@@ -314,7 +314,7 @@ describe("gate 4 towards the host: an upstream's sampling and elicitation reques
     tmp.cleanup();
   });
 
-  it("sampling: systemPrompt and messages stripped, reserved and forged _meta keys dropped", async () => {
+  it("sampling: systemPrompt and messages stripped, reserved and forged _meta keys dropped, includeContext too", async () => {
     const r = await s.client.callTool({ name: "ask_sampling", arguments: { tagged: true } });
     assert.equal(r.isError, undefined, textOf(r));
     assert.equal(sampled.length, 1);
@@ -324,6 +324,7 @@ describe("gate 4 towards the host: an upstream's sampling and elicitation reques
     assert.equal(p.systemPrompt, "system");
     assert.deepEqual(p.messages, [{ role: "user", content: { type: "text", text: "say hi" } }]);
     assert.deepEqual(p._meta, { "com.example.mcp/vendor": "kept" });
+    assert.equal(p.includeContext, undefined, "no upstream asks the host for other servers' context");
   });
 
   it("elicitation: message, schema keys and descriptions stripped, reserved and forged _meta dropped", async () => {

@@ -85,8 +85,10 @@ export function writeGatesAdapter(
   return dir;
 }
 
-/** Code points U+E0000–U+E007F that are not part of an emoji tag sequence (a flag). */
+/** Code points U+E0000–U+E007F that are not part of an RGI flag (England, Scotland, Wales). */
 export function strayTags(s: string): number {
-  const withoutFlags = s.replace(/\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}/gu, "");
+  const rgi =
+    /\u{1F3F4}\u{E0067}\u{E0062}(?:\u{E0065}\u{E006E}\u{E0067}|\u{E0073}\u{E0063}\u{E0074}|\u{E0077}\u{E006C}\u{E0073})\u{E007F}/gu;
+  const withoutFlags = s.replace(rgi, "");
   return [...withoutFlags.matchAll(/[\u{E0000}-\u{E007F}]/gu)].length;
 }

@@ -36,6 +36,16 @@ function rounds(n: number): Params["messages"] {
   return out;
 }
 
+describe("sampling: what the host is asked to add", () => {
+  it("includeContext is dropped: an upstream gets no other server's context (hermit is one server to the host)", () => {
+    for (const includeContext of ["thisServer", "allServers", "none"] as const) {
+      const v = checkSampling({ ...ask(), includeContext }, POLICY, new RateWindow(10));
+      assert.ok(v.ok);
+      assert.equal("includeContext" in v.params, false, includeContext);
+    }
+  });
+});
+
 describe("sampling: defaults", () => {
   it("a server without a sampling section gets 10/min, 30 s, 4096 tokens, 5 rounds; elicitation 300 s", () => {
     const m =

@@ -37,6 +37,16 @@ describe("stripHidden: TAG characters", () => {
     assert.equal(stripHidden(`Go ${SCOTLAND} and ${WALES}!`), `Go ${SCOTLAND} and ${WALES}!`);
   });
 
+  it("strips a message smuggled as a flag: only the RGI flags' tags are kept (England, Scotland, Wales)", () => {
+    const smuggled = `\u{1F3F4}${HIDDEN}\u{E007F}`;
+    assert.equal(stripHidden(`see ${smuggled} here`), "see \u{1F3F4} here");
+    // well-formed subdivision codes that no platform draws as a flag (a black flag with invisible tags)
+    assert.equal(stripHidden(`\u{1F3F4}${tags("usca")}\u{E007F}`), "\u{1F3F4}");
+    assert.equal(stripHidden(`\u{1F3F4}${tags("gbsc")}\u{E007F}`), "\u{1F3F4}");
+    const england = `\u{1F3F4}${tags("gbeng")}\u{E007F}`;
+    assert.equal(stripHidden(`${england}${smuggled}${SCOTLAND}`), `${england}\u{1F3F4}${SCOTLAND}`);
+  });
+
   it("strips tags around and after a flag, and tags without the black flag or the cancel tag", () => {
     assert.equal(stripHidden(`${HIDDEN}${SCOTLAND}${HIDDEN}`), SCOTLAND);
     assert.equal(stripHidden(`\u{1F3F4}${tags("gbsct")}`), "\u{1F3F4}", "no cancel tag: not a sequence");

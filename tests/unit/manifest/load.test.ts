@@ -390,6 +390,19 @@ const INVALID: [string, string, number, number, RegExp[]][] = [
   ["a negative timeout", "name: a\nmcp_servers:\n  s:\n    command: x\n    timeout: -1\n", 5, 14, [
     /^mcp_servers\.s\.timeout must be more than 0 seconds/,
   ]],
+  // a timer cannot wait longer: a tool with timeout 2592000 (30 days) was killed at once
+  [
+    "a command tool timeout of 30 days",
+    "name: a\ntools:\n  t:\n    run: [a]\n    timeout: 2592000\n",
+    5,
+    14,
+    [
+      /^tools\.t\.timeout must be at most 2147483 seconds \(about 24\.8 days\)/,
+    ],
+  ],
+  ["an idle shutdown of 30 days", "name: a\nserve:\n  idle_shutdown_seconds: 2592000\n", 3, 26, [
+    /^serve\.idle_shutdown_seconds must be at most 2147483 seconds/,
+  ]],
   ["a fractional port", "name: a\nserve:\n  lifecycle: standalone\n  port: 80.5\n", 4, 9, [
     /^serve\.port must be a whole port number/,
   ]],

@@ -14,7 +14,7 @@ import {
   capabilitiesOf,
   type ListedUpstream,
 } from "../../../src/mcp/catalog.ts";
-import { mapTools } from "../../../src/mcp/upstream_tools.ts";
+import { mapTools, MAX_DEFINITION_DEPTH, nestsDeeper } from "../../../src/mcp/upstream_tools.ts";
 
 const m = parseManifest(
   `name: cat
@@ -89,5 +89,29 @@ describe("the catalog's rules", () => {
       logging: {},
     });
     assert.deepEqual(capabilitiesOf({ exports: { tools: [] } }, []), {});
+  });
+
+  it("a tool nested deeper than the gates can walk is left out; the limit counts objects and arrays", () => {
+    const nested = (n: number) => {
+      let v: Record<string, unknown> = { type: "string" };
+      for (let i = 0; i < n; i++) v = { items: v };
+      return v;
+    };
+    const [one] = activeSources(m, [], false).upstreams;
+    // nested(n) is n + 1 levels; the tool, its schema and `properties` are three more
+    const at = (n: number) => tool("b", { inputSchema: { type: "object", properties: { x: nested(n) } } });
+    assert.deepEqual(mapTools([at(MAX_DEFINITION_DEPTH - 4), tool("twice")], one).map((t) => t.raw), [
+      "b",
+      "twice",
+    ]);
+    assert.deepEqual(mapTools([at(MAX_DEFINITION_DEPTH - 3), tool("twice")], one).map((t) => t.raw), [
+      "twice",
+    ]);
+    assert.deepEqual(mapTools([at(200_000), tool("twice")], one).map((t) => t.raw), ["twice"]);
+    assert.equal(nestsDeeper(nested(2), 3), false);
+    assert.equal(nestsDeeper(nested(3), 3), true);
+    assert.equal(nestsDeeper([[[]]], 3), false);
+    assert.equal(nestsDeeper([[[[]]]], 3), true);
+    assert.equal(nestsDeeper("text", 0), false);
   });
 });

@@ -17,6 +17,7 @@ import {
 import { parseManifest } from "../../../src/manifest/load.ts";
 import { Gateway } from "../../../src/mcp/gateway.ts";
 import { SchemaCache } from "../../../src/mcp/schema_cache.ts";
+import { realClock } from "../../../src/mcp/upstream_lifecycle.ts";
 import { createSessionServer } from "../../../src/mcp/server.ts";
 import { FakeClock } from "../../helpers/fake_clock.ts";
 import { tempDir } from "../../helpers/tmp.ts";
@@ -124,5 +125,20 @@ describe("ttlMs refresh (fake clock)", () => {
     assert.equal(cache.read(manifest.upstreams.up)?.ttl_ms, undefined);
     assert.ok(cache.get(manifest.upstreams.up), "still fresh a year later");
     await gateway.stop();
+  });
+});
+
+describe("the real clock's timers", () => {
+  it("wait longer than 2^31 - 1 ms in steps instead of firing at once; cleared, they never fire", async () => {
+    let fired = 0;
+    const long = realClock.setTimeout(() => fired++, 30 * 24 * 3600 * 1000);
+    const justOver = realClock.setTimeout(() => fired++, 2 ** 31);
+    let short = 0;
+    realClock.setTimeout(() => short++, 5);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(short, 1, "an ordinary delay fires");
+    assert.equal(fired, 0, "a month is not a millisecond");
+    realClock.clearTimeout(long);
+    realClock.clearTimeout(justOver);
   });
 });

@@ -44,6 +44,36 @@ describe("default secrets", () => {
     assert.ok(!linux.some((p) => p.includes("Library")), "no macOS paths on Linux");
   });
 
+  it("cover the agent hosts' MCP configs, where other servers' tokens are written (env: GITHUB_TOKEN …)", () => {
+    for (
+      const p of [
+        "/home/u/.claude.json",
+        "/home/u/.cursor/mcp.json",
+        "/home/u/.gemini/settings.json",
+        "/home/u/.codex/config.toml",
+        "/home/u/.pi/agent/mcp.json",
+        "/home/u/.hermes/config.yaml",
+        "/home/u/.hermes/.env",
+        "/home/u/.config/opencode/opencode.json",
+        "/home/u/.local/share/opencode/auth.json",
+        "/home/u/.config/Code/User/mcp.json",
+        "/home/u/.config/Claude/claude_desktop_config.json",
+      ]
+    ) assert.ok(linux.includes(p), p);
+    const moved = defaultSecrets("linux", "/home/u", {
+      CLAUDE_CONFIG_DIR: "/c",
+      CODEX_HOME: "/x",
+      PI_CODING_AGENT_DIR: "/pi",
+      HERMES_HOME: "/h",
+    }).map((x) => x.path);
+    for (const p of ["/c/.claude.json", "/x/config.toml", "/pi/mcp.json", "/h/config.yaml", "/h/.env"]) {
+      assert.ok(moved.includes(p), p);
+    }
+    const mac = defaultSecrets("darwin", "/Users/a", {}).map((x) => x.path);
+    assert.ok(mac.includes("/Users/a/Library/Application Support/Code/User/mcp.json"));
+    assert.ok(mac.includes("/Users/a/Library/Application Support/Claude/claude_desktop_config.json"));
+  });
+
   it("follow XDG locations and the variables that move credentials", () => {
     const s = defaultSecrets("linux", "/home/u", {
       XDG_CONFIG_HOME: "/cfg",
