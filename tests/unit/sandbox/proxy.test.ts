@@ -17,6 +17,23 @@ import { after, before, describe, it } from "node:test";
 import { internalAddress } from "../../../src/sandbox/internal_address.ts";
 import { allowedDestination, EgressProxy, originHead, requestTarget } from "../../../src/sandbox/proxy.ts";
 
+/** Send `text` to the proxy on `port`, return everything it answers until it closes (or `until` shows). */
+function talkTo(port: number, text: string, until?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, "127.0.0.1");
+    let got = "";
+    s.setEncoding("utf8");
+    s.on("data", (d) => {
+      got += d;
+      if (until && got.includes(until)) (s.destroy(), resolve(got));
+    });
+    s.on("close", () => resolve(got));
+    s.on("error", reject);
+    s.setTimeout(10_000, () => (s.destroy(), reject(new Error(`the proxy did not answer: ${got}`))));
+    s.write(text);
+  });
+}
+
 describe("destination checks", () => {
   const allow = [{ host: "api.example.com", port: 443 }, { host: "*.npmjs.org", port: 443 }, {
     host: "::1",
@@ -115,22 +132,7 @@ describe("the proxy on loopback", () => {
     for (const s of [echo, other, web]) await new Promise((r) => s.close(r));
   });
 
-  /** Send `text` to the proxy, return everything it answers until it closes (or `until` shows). */
-  function talk(text: string, until?: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const s = net.connect(proxy.port, "127.0.0.1");
-      let got = "";
-      s.setEncoding("utf8");
-      s.on("data", (d) => {
-        got += d;
-        if (until && got.includes(until)) (s.destroy(), resolve(got));
-      });
-      s.on("close", () => resolve(got));
-      s.on("error", reject);
-      s.setTimeout(10_000, () => (s.destroy(), reject(new Error(`the proxy did not answer: ${got}`))));
-      s.write(text);
-    });
-  }
+  const talk = (text: string, until?: string) => talkTo(proxy.port, text, until);
 
   it("tunnels CONNECT to a listed destination", async () => {
     const got = await talk(`CONNECT 127.0.0.1:${portOf(echo)} HTTP/1.1\r\n\r\nping-through`, "ping-through");
@@ -241,21 +243,7 @@ describe("the proxy resolving a listed name", () => {
     for (const s of [inner, echo]) await new Promise((r) => s.close(r));
   });
 
-  function talk(text: string, until?: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const s = net.connect(proxy.port, "127.0.0.1");
-      let got = "";
-      s.setEncoding("utf8");
-      s.on("data", (d) => {
-        got += d;
-        if (until && got.includes(until)) (s.destroy(), resolve(got));
-      });
-      s.on("close", () => resolve(got));
-      s.on("error", reject);
-      s.setTimeout(10_000, () => (s.destroy(), reject(new Error(`the proxy did not answer: ${got}`))));
-      s.write(text);
-    });
-  }
+  const talk = (text: string, until?: string) => talkTo(proxy.port, text, until);
 
   it("a wildcard's name resolving to loopback, link-local or unspecified gets 403; nothing is reached", async () => {
     const port = portOf(inner);
