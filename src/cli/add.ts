@@ -16,6 +16,7 @@ import { Exit, usageError } from "../errors.ts";
 import { setLogLevel } from "../log.ts";
 import { displayPath, resolveManifestPath } from "../manifest/load.ts";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
+import { own } from "../platform/own.ts";
 import { shellQuote } from "../platform/shell_quote.ts";
 import type { SetExit } from "./app.ts";
 import { printJson, writeOut } from "./output.ts";
@@ -78,7 +79,7 @@ export function registerAdd(program: Command, setExit: SetExit): void {
         only: locked ? [plan.server] : undefined,
         verbose: opts.verbose,
       });
-      const added = run.next.servers[plan.server]?.tools ?? {};
+      const added = own(run.next.servers, plan.server)?.tools ?? {};
       const absent = (opts.tools ?? entry.include).filter((t) => !Object.hasOwn(added, t));
       const shown = shellQuote(adapterDir === process.cwd() ? "." : displayPath(adapterDir));
       if (run.failures.length || absent.length) {

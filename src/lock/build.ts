@@ -7,6 +7,7 @@
  */
 import type { Upstream } from "../manifest/types.ts";
 import { definitionOf, hashDefinition, type ToolDefinition } from "./definition.ts";
+import { own, setOwn } from "../platform/own.ts";
 import { isPinnable, packageOf } from "./packages.ts";
 import type { Lock, LockedServer } from "./types.ts";
 import { LOCK_FORMAT } from "./types.ts";
@@ -34,14 +35,14 @@ export function lockEntry(s: LiveServer): LockedServer {
   if (s.serverInfo) entry.server_info = { name: s.serverInfo.name, version: s.serverInfo.version };
   for (const t of s.tools) {
     const definition = definitionOf(t.tool);
-    entry.tools[t.raw] = { sha256: hashDefinition(definition), definition };
+    setOwn(entry.tools, t.raw, { sha256: hashDefinition(definition), definition });
   }
   return entry;
 }
 
 export function buildLock(servers: readonly LiveServer[], keep: Lock["servers"] = {}): Lock {
   const out: Lock = { format: LOCK_FORMAT, servers: { ...keep } };
-  for (const s of servers) out.servers[s.upstream.name] = lockEntry(s);
+  for (const s of servers) setOwn(out.servers, s.upstream.name, lockEntry(s));
   return out;
 }
 
@@ -76,9 +77,9 @@ export function compareLocks(prev: Lock | undefined, next: Lock): LockChanges {
   const before = prev?.servers ?? {};
   const names = [...new Set([...Object.keys(before), ...Object.keys(next.servers)])].sort();
   for (const name of names) {
-    const a = before[name];
-    const b = next.servers[name];
-    if (!a) servers.push({ server: name, kind: "added", details: describe(b) });
+    const a = own(before, name);
+    const b = own(next.servers, name);
+    if (!a) servers.push({ server: name, kind: "added", details: describe(b!) });
     else if (!b) servers.push({ server: name, kind: "removed", details: describe(a) });
     else {
       const details = resolutionChanges(a, b);
@@ -87,16 +88,11 @@ export function compareLocks(prev: Lock | undefined, next: Lock): LockChanges {
     const ta = a?.tools ?? {};
     const tb = b?.tools ?? {};
     for (const raw of [...new Set([...Object.keys(ta), ...Object.keys(tb)])].sort()) {
-      if (!ta[raw]) tools.push({ server: name, raw, kind: "added", after: tb[raw].definition });
-      else if (!tb[raw]) tools.push({ server: name, raw, kind: "removed", before: ta[raw].definition });
-      else if (ta[raw].sha256 !== tb[raw].sha256) {
-        tools.push({
-          server: name,
-          raw,
-          kind: "changed",
-          before: ta[raw].definition,
-          after: tb[raw].definition,
-        });
+      const [was, is] = [own(ta, raw), own(tb, raw)];
+      if (!was) tools.push({ server: name, raw, kind: "added", after: is!.definition });
+      else if (!is) tools.push({ server: name, raw, kind: "removed", before: was.definition });
+      else if (was.sha256 !== is.sha256) {
+        tools.push({ server: name, raw, kind: "changed", before: was.definition, after: is.definition });
       }
     }
   }

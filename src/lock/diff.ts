@@ -5,6 +5,7 @@
  */
 import { diffWords } from "diff";
 import { visible } from "../gates/scan.ts";
+import { own } from "../platform/own.ts";
 import { canonicalJson, DEFINITION_FIELDS, type ToolDefinition } from "./definition.ts";
 import { keyChanges } from "./verdict.ts";
 
@@ -57,7 +58,7 @@ function at(root: unknown, p: string): unknown {
   if (p === "(all)") return root;
   let v = root;
   for (const k of p.split(".")) {
-    v = v && typeof v === "object" ? (v as Record<string, unknown>)[k] : undefined;
+    v = v && typeof v === "object" ? own(v as Record<string, unknown>, k) : undefined;
   }
   return v;
 }

@@ -11,6 +11,7 @@ import path from "node:path";
 import { Document, isScalar, parse, visit } from "yaml";
 import { CANDIDATE as HIDDEN, CANDIDATES as HIDDEN_ALL } from "../gates/unicode.ts";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
+import { setOwn } from "../platform/own.ts";
 import { definitionOf, hashDefinition } from "./definition.ts";
 import { type Lock, LOCK_FILE, LOCK_FORMAT, type LockedServer, type LockState } from "./types.ts";
 
@@ -101,15 +102,15 @@ export function parseLock(text: string): { lock: Lock } | { why: string } {
       if (hashDefinition(definition) !== t.sha256) {
         return { why: `${tat}: sha256 does not match its definition (edited by hand?)` };
       }
-      tools[tool] = { sha256: t.sha256, definition };
+      setOwn(tools, tool, { sha256: t.sha256, definition });
     }
-    servers[name] = {
+    setOwn(servers, name, {
       ...(pkg ? { package: pkg as unknown as LockedServer["package"] } : {}),
       ...(s.url !== undefined ? { url: s.url as string } : {}),
       ...(s.command !== undefined ? { command: s.command as string } : {}),
       ...(info ? { server_info: info as LockedServer["server_info"] } : {}),
       tools,
-    };
+    });
   }
   return { lock: { format: LOCK_FORMAT, servers } };
 }

@@ -8,6 +8,7 @@
 import process from "node:process";
 import type { Finding } from "../check/static.ts";
 import type { Manifest } from "../manifest/types.ts";
+import { own } from "../platform/own.ts";
 import { shellQuote } from "../platform/shell_quote.ts";
 import { readLockState } from "./file.ts";
 import { isPinnable, packageOf } from "./packages.ts";
@@ -43,7 +44,7 @@ export function lockStaticFindings(m: Manifest): Finding[] {
       }`,
     );
     for (const name of Object.keys(servers)) {
-      if (!m.upstreams[name]?.enabled) {
+      if (!own(m.upstreams, name)?.enabled) {
         add(
           "warning",
           `hermit.lock has an entry for mcp_servers.${name}, which is not in use; '${lockCmd}' removes it`,
@@ -51,7 +52,7 @@ export function lockStaticFindings(m: Manifest): Finding[] {
       }
     }
     for (const u of upstreams) {
-      if (!servers[u.name]) {
+      if (!own(servers, u.name)) {
         add(
           "problem",
           `mcp_servers.${u.name} is not in hermit.lock, so none of its tools is served; review and lock it with '${lockCmd}'`,
@@ -67,7 +68,7 @@ export function lockStaticFindings(m: Manifest): Finding[] {
       continue;
     }
     if (ref.exact) continue;
-    const locked = state.kind === "ok" ? state.lock.servers[u.name]?.package : undefined;
+    const locked = state.kind === "ok" ? own(state.lock.servers, u.name)?.package : undefined;
     if (locked && locked.name === ref.name) {
       add("ok", `mcp_servers.${u.name}: ${ref.name} is pinned by hermit.lock to ${locked.version}`);
     } else {
@@ -94,7 +95,7 @@ export async function lockLiveFindings(m: Manifest): Promise<Finding[]> {
     const diff = changeLines(c).map((l) => `\n             ${l}`).join("");
     if (c.kind === "removed") {
       // a tool the server still offers has left exports.tools: not a change of the server's
-      const gone = !(run.offered[c.server] ?? []).includes(c.raw);
+      const gone = !(own(run.offered, c.server) ?? []).includes(c.raw);
       out.push({
         level: "warning",
         area: "lock",

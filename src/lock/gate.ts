@@ -7,6 +7,7 @@
  * versions, withhold nothing), `off` (`hermit lock` itself: run what the manifest says).
  */
 import { log } from "../log.ts";
+import { own } from "../platform/own.ts";
 import { lockStamp, readLockState } from "./file.ts";
 import type { LockedPackage, LockState } from "./types.ts";
 import { judgeTool, type LiveTool, type Withheld } from "./verdict.ts";
@@ -87,7 +88,7 @@ export class LockGate {
   /** The package version to start for `server`, when the lock records one. */
   pinFor(server: string): LockedPackage | undefined {
     if (this.#mode === "off" || this.#state.kind !== "ok") return undefined;
-    return this.#state.lock.servers[server]?.package;
+    return own(this.#state.lock.servers, server)?.package;
   }
 
   #read(): void {

@@ -6,6 +6,7 @@
  */
 import type { Manifest } from "../manifest/types.ts";
 import { exportedName } from "../manifest/names.ts";
+import { own } from "../platform/own.ts";
 import { isEmpty, type ToolChange } from "./build.ts";
 import { definitionDiff, definitionLines } from "./diff.ts";
 import type { LockRun } from "./run.ts";
@@ -20,7 +21,7 @@ export function lockOutcome(run: LockRun, check: boolean): LockOutcome {
 
 /** `name (mcp_servers.s)`, or `name (mcp_servers.s 'raw')` when renamed. */
 export function toolLabel(m: Manifest, server: string, raw: string): string {
-  const u = m.upstreams[server];
+  const u = own(m.upstreams, server);
   const exported = u ? exportedName(raw, u) : raw;
   return `${exported} (mcp_servers.${server}${exported !== raw ? ` '${raw}'` : ""})`;
 }

@@ -12,6 +12,7 @@ import { SAFE_MODE_NOTICE, safeMode } from "../gates/safe_mode.ts";
 import { type ScanFinding, scanTool } from "../gates/scan.ts";
 import { refusalLine, screenManifest } from "../gates/screen_manifest.ts";
 import { contextFrom, interpolate } from "../manifest/interpolate.ts";
+import { setOwn } from "../platform/own.ts";
 import { waitingOn } from "../progress.ts";
 import type { Manifest, Upstream } from "../manifest/types.ts";
 import { startLabel } from "../check/live.ts";
@@ -72,7 +73,7 @@ export async function collectLock(m: Manifest, opts: CollectOptions): Promise<Lo
         continue;
       }
       live.push(liveServer(m, u, conn, env, notes));
-      offered[u.name] = conn.tools.map((t) => t.raw);
+      setOwn(offered, u.name, conn.tools.map((t) => t.raw));
     }
   }, { lock: opts.versions === "locked" ? "pin" : "off" }).finally(() => waiting.done());
   // kept as locked: servers not chosen (hermit add), and those that did not start, which were not

@@ -7,6 +7,7 @@
  * the relay's warm answers both call it.
  */
 import { visible } from "../gates/scan.ts";
+import { own } from "../platform/own.ts";
 import {
   canonicalJson,
   DEFINITION_FIELDS,
@@ -61,7 +62,7 @@ export function judgeTool(
       `${who} is not served: hermit.lock cannot be used (${state.why}); fix it or rewrite it with '${acceptWith}'`;
     return { ...base, why: "invalid-lock", line, detail: line };
   }
-  const locked = state.lock.servers[server]?.tools[t.raw];
+  const locked = own(own(state.lock.servers, server)?.tools, t.raw);
   if (!locked) {
     const line = `${who} is not in hermit.lock; review it and accept it with '${acceptWith}'`;
     return { ...base, why: "new", line, detail: line };
@@ -127,8 +128,8 @@ export function keyChanges(
   if (isObj(before) && isObj(after)) {
     for (const k of [...new Set([...Object.keys(before), ...Object.keys(after)])].sort()) {
       const p = path ? `${path}.${k}` : k;
-      if (!(k in before)) out.added.push(p);
-      else if (!(k in after)) out.removed.push(p);
+      if (!Object.hasOwn(before, k)) out.added.push(p);
+      else if (!Object.hasOwn(after, k)) out.removed.push(p);
       else {
         const sub = keyChanges(before[k], after[k], p);
         out.added.push(...sub.added);

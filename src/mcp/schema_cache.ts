@@ -6,8 +6,9 @@
  * include/exclude filters, as written: never credentials, so rotating a token keeps the cache)
  * and, for a stdio server, the directory it runs in (the adapter's, or its `cwd` there): two
  * adapters' `node server.mjs` are two servers.
- * The server's `ttlMs` freshness hint is honoured; `ttlMs: 0` or none means "no hint": the entry
- * stays valid until the config changes or a live listing replaces it (Hermes's #101007).
+ * The server's `ttlMs` freshness hint is honoured (one under a second counts as a second);
+ * `ttlMs: 0` or none means "no hint": the entry stays valid until the config changes or a live
+ * listing replaces it (Hermes's #101007).
  */
 import { chmodSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -53,14 +54,24 @@ export function fingerprint(
   return sha256Hex(JSON.stringify(payload)).slice(0, 16);
 }
 
-/** A `ttlMs` as servers send it: only a positive finite number is a hint. */
+/**
+ * The shortest freshness hermit takes from a server: a list re-listed more often than once a
+ * second gains a host nothing, and `ttlMs: 1` would cost a shared service a listing, a log line
+ * and a cache write a millisecond.
+ */
+export const MIN_TTL_MS = 1000;
+
+/** A `ttlMs` as servers send it: only a positive finite number is a hint, and it is at least `MIN_TTL_MS`. */
 export function ttlHint(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
+  return typeof value === "number" && Number.isFinite(value) && value > 0
+    ? Math.max(value, MIN_TTL_MS)
+    : undefined;
 }
 
 /** When a listing taken at `listedAt` with the hint `ttlMs` stops being fresh; undefined = never. */
 export function expiresAt(listedAt: number, ttlMs: number | undefined): number | undefined {
-  return ttlMs ? listedAt + ttlMs : undefined;
+  const ttl = ttlHint(ttlMs);
+  return ttl ? listedAt + ttl : undefined;
 }
 
 /** The cache of the adapter in `adapterDir`, in hermit's state directory (`HERMIT_HOME`, else the platform's). */

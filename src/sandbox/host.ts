@@ -258,7 +258,7 @@ export class SandboxHost {
       const allow = policy.network.mode === "allow" ? policy.network.allow : [];
       proxy = new EgressProxy(
         allow,
-        (d) => log.warn(`${label}: sandbox: blocked a connection to ${d} (not in sandbox.network)`),
+        (d, why) => log.warn(`${label}: sandbox: blocked a connection to ${d} (${why})`),
       );
       this.#proxies.set(label, proxy);
       await proxy.listen();

@@ -4,14 +4,25 @@
  * `HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY`: `CONNECT host:port` (tunnels, for HTTPS and anything
  * else over TCP) and absolute-form plain HTTP requests (forwarded with `Connection: close`, so
  * every new request comes back through the check). Only the listed destinations are reached; the
- * others get 403 and one log line. The kernel (Landlock) lets the child connect to this proxy's
- * port and no other.
+ * others get 403 and one log line. A listed name is resolved here, once, and the proxy connects
+ * to the address it checked (no second lookup for a rebinding DNS to answer differently): one on
+ * the host's loopback or link-local network, or the unspecified address, is refused unless the
+ * entry names that address itself or `localhost`. The kernel (Landlock) lets the child connect
+ * to this proxy's port and no other.
  */
+import dns from "node:dns";
 import net from "node:net";
 import { formatDestination } from "../manifest/sandbox.ts";
 import type { Destination } from "../manifest/types.ts";
+import { internalAddress } from "./internal_address.ts";
+
+/** A name's addresses (the production one is `dns.lookup`; a test gives its own). */
+export type Resolve = (host: string) => Promise<readonly { address: string }[]>;
+
+const systemResolve: Resolve = (host) => dns.promises.lookup(host, { all: true, verbatim: true });
 
 const MAX_HEAD = 64 * 1024;
+const BAD_GATEWAY = "HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n";
 
 /** Is `host:port` one of `allow`? `*.example.com` matches its subdomains, not itself. Pure. */
 export function allowedDestination(allow: readonly Destination[], host: string, port: number): boolean {
@@ -19,6 +30,31 @@ export function allowedDestination(allow: readonly Destination[], host: string, 
   return allow.some((d) =>
     d.port === port && (d.host === h || (d.host.startsWith("*.") && h.endsWith(d.host.slice(1))))
   );
+}
+
+/**
+ * The addresses to try for `host:port` (already allowed), in order, from those it resolved to:
+ * the ones not host-internal, or all when an entry for this port names `host` as an IP literal
+ * or `localhost`; none left, why it is refused. Pure.
+ */
+export function usableAddresses(
+  allow: readonly Destination[],
+  host: string,
+  port: number,
+  addresses: readonly string[],
+): { addresses: string[] } | { refused: string } {
+  const h = host.toLowerCase().replace(/^\[(.*)\]$/, "$1").replace(/\.$/, "");
+  const named = allow.some((d) =>
+    d.port === port && d.host === h && (h === "localhost" || net.isIP(h) !== 0)
+  );
+  const usable = named ? [...addresses] : addresses.filter((a) => !internalAddress(a));
+  if (usable.length) return { addresses: usable };
+  if (!addresses.length) return { refused: "it does not resolve" };
+  return {
+    refused: `it resolves to ${addresses[0]} (${
+      internalAddress(addresses[0])
+    }), on this machine; only an entry naming that address (or localhost) reaches it`,
+  };
 }
 
 /** The destination a request head asks for: `CONNECT h:p` or an absolute `http://` URL. Pure. */
@@ -68,7 +104,8 @@ export class EgressProxy {
 
   constructor(
     readonly allow: readonly Destination[],
-    readonly onDenied: (destination: string) => void,
+    readonly onDenied: (destination: string, why: string) => void,
+    readonly resolve: Resolve = systemResolve,
   ) {
     this.#server = net.createServer((client) => this.#serve(client));
   }
@@ -122,35 +159,71 @@ export class EgressProxy {
       return;
     }
     const shown = formatDestination({ host: t.host, port: t.port });
-    if (!allowedDestination(this.allow, t.host, t.port)) {
-      this.onDenied(shown);
+    const deny = (why: string, body: string) => {
+      this.onDenied(shown, why);
       client.end(
-        `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n` +
-          `hermit sandbox: ${shown} is not in this server's sandbox.network\n`,
+        `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nhermit sandbox: ${body}\n`,
       );
+    };
+    if (!allowedDestination(this.allow, t.host, t.port)) {
+      deny("not in sandbox.network", `${shown} is not in this server's sandbox.network`);
       return;
     }
+    const literal = net.isIP(t.host) !== 0;
+    (literal ? Promise.resolve([{ address: t.host }]) : this.resolve(t.host)).then(
+      (found) => {
+        if (client.destroyed) return;
+        const usable = usableAddresses(this.allow, t.host, t.port, found.map((a) => a.address));
+        if ("refused" in usable) deny(usable.refused, `${shown}: ${usable.refused}`);
+        else this.#connect(client, head, rest, t, usable.addresses);
+      },
+      () => void (client.destroyed || client.end(BAD_GATEWAY)),
+    );
+  }
+
+  /**
+   * Connect to the checked `addresses` (never the name again: a rebinding DNS gets no second
+   * question), the next when one refuses, and join the two sockets.
+   */
+  #connect(
+    client: net.Socket,
+    head: string,
+    rest: Buffer,
+    t: NonNullable<ReturnType<typeof requestTarget>>,
+    addresses: readonly string[],
+  ): void {
+    if (client.destroyed) return;
+    const [address, ...others] = addresses;
+    const next = () => {
+      if (client.destroyed) return;
+      if (others.length) this.#connect(client, head, rest, t, others);
+      else client.end(BAD_GATEWAY);
+    };
     let upstream: net.Socket;
     try {
-      upstream = net.connect({ host: t.host, port: t.port });
+      upstream = net.connect({ host: address, port: t.port });
     } catch {
       // a runtime that refuses the address at once (Deno throws where Node emits an error)
-      client.end("HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n");
-      return;
+      return next();
     }
     this.#track(upstream);
+    let connected = false;
+    const drop = () => upstream.destroy();
+    client.once("close", drop);
     upstream.once("error", () => {
-      if (!client.destroyed) client.end("HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n");
+      if (connected) return client.destroy();
+      client.off("close", drop);
+      next();
     });
     upstream.once("connect", () => {
+      connected = true;
       if (t.kind === "connect") client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
       else upstream.write(originHead(head, t.path!));
       if (rest.length) upstream.write(rest);
       client.pipe(upstream);
       upstream.pipe(client);
       client.resume();
+      upstream.once("close", () => client.destroy());
     });
-    client.once("close", () => upstream.destroy());
-    upstream.once("close", () => client.destroy());
   }
 }

@@ -6,11 +6,13 @@
  * `.netrc`, CLI token files, password stores and keyrings, browser profiles (saved logins and
  * cookies), crypto wallets, messenger sessions, shell and REPL histories, the credentials of AI
  * coding CLIs and their user-level MCP configs (where people paste other servers' tokens into
- * `env:`), and hermit's own state (OAuth tokens, schema cache) plus every adapter's `.serve/`
- * (the standalone service's bearer token), which the caller adds. Pure: home, environment and
+ * `env:`), hermit's own state where it is without `HERMIT_HOME` (the user's usual OAuth logins;
+ * also `$XDG_STATE_HOME/hermit`), and the state in use plus every adapter's `.serve/` (the
+ * standalone service's bearer token), which the caller adds. Pure: home, environment and
  * platform in, absolute paths out (a trailing `*` matches names starting with what precedes it).
  */
 import path from "node:path";
+import { stateDir } from "../platform/paths.ts";
 
 export interface Secret {
   path: string;
@@ -206,6 +208,11 @@ export function defaultSecrets(
   for (const [key, file, what] of ENV_DIR_SECRETS) {
     const v = env[key];
     if (v && p.isAbsolute(v)) add(p.join(v, file), what);
+  }
+  // with HERMIT_HOME elsewhere, the usual state (the user's OAuth logins, service tokens) is still there
+  for (const xdg of [undefined, env.XDG_STATE_HOME]) {
+    const at = stateDir(platform, { XDG_STATE_HOME: xdg }, home);
+    if (p.isAbsolute(at)) add(at, "hermit's state without HERMIT_HOME (OAuth logins, service tokens)");
   }
   return dedupe(out);
 }

@@ -8,6 +8,8 @@
  * - a list fresh for 30 days (`ttlMs` 2,592,000,000): a timer cannot wait longer than 2^31 - 1 ms
  *   (about 24.8 days) and fires at once past it, so hermit re-listed the server's tools about every
  *   millisecond (680 listings in 3 s, a log line and a schema-cache write each). It now lists once.
+ * - a list fresh for one millisecond (`ttlMs: 1`): hermit re-listed it a thousand times a second,
+ *   as the server asked. A hint under a second now counts as a second.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -77,6 +79,20 @@ ${extra}mcp_servers:
       const r = await s.client.callTool({ name: "echo", arguments: { text: "v" } });
       assert.equal(textOf(r), "echo: v (listings 1)", s.stderr().slice(-2000));
       assert.doesNotMatch(s.stderr(), /ttlMs ran out/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("a list fresh for a millisecond is listed about once a second, not a thousand times", async () => {
+    const s = await connectServe(adapter("blink", "echo", `TTL_MS: "1"`));
+    reaper.track(s.pid);
+    try {
+      await new Promise((r) => setTimeout(r, 1500));
+      const r = await s.client.callTool({ name: "echo", arguments: { text: "v" } });
+      const listings = Number(/\(listings (\d+)\)/.exec(textOf(r))?.[1]);
+      assert.ok(listings >= 1 && listings <= 3, `${listings} listings in 1.5 s\n${s.stderr().slice(-2000)}`);
+      assert.ok(s.stderr().split("ttlMs ran out").length - 1 <= 2, s.stderr().slice(-2000));
     } finally {
       await s.close();
     }

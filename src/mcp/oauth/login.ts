@@ -13,6 +13,7 @@ import { Exit, HermitError, messageOf, usageError } from "../../errors.ts";
 import { SAFE_MODE_NOTICE, safeMode } from "../../gates/safe_mode.ts";
 import { contextFrom } from "../../manifest/interpolate.ts";
 import type { Manifest, Upstream } from "../../manifest/types.ts";
+import { own } from "../../platform/own.ts";
 import { VERSION } from "../../version.ts";
 import { describeFailure } from "../upstream_client.ts";
 import { buildTransport, UpstreamRefused } from "../upstream_transport.ts";
@@ -48,7 +49,7 @@ const UNCHANGED = "the stored login is unchanged";
 
 /** The upstream `server` of `manifest`, when `hermit login`/`logout` can act on it. */
 export function oauthUpstream(manifest: Manifest, server: string): Upstream {
-  const u = manifest.upstreams[server];
+  const u = own(manifest.upstreams, server);
   if (!u) {
     const names = Object.keys(manifest.upstreams);
     throw usageError(

@@ -111,6 +111,23 @@ describe("the lock verdict", () => {
     assert.match(w.detail, /inputSchema \+properties\.note/);
   });
 
+  it("names a parameter called constructor or toString as added or removed, like any other", () => {
+    const props = (names: string[]) => Object.fromEntries(names.map((n) => [n, { type: "string" }]));
+    const was = { ...fetchPage, inputSchema: { type: "object", properties: props(["url", "toString"]) } };
+    const now = { ...fetchPage, inputSchema: { type: "object", properties: props(["url", "constructor"]) } };
+    const w = judgeTool(ok(lockOf(was)), "web", live(now), "hermit lock .")!;
+    assert.deepEqual(w.changes, [{
+      field: "inputSchema",
+      added: ["properties.constructor"],
+      removed: ["properties.toString"],
+      changed: [],
+    }]);
+    assert.deepEqual(definitionDiff(definitionOf(was), definitionOf(now)), [
+      "inputSchema:",
+      '  + properties.constructor: {"type":"string"}',
+      '  - properties.toString: {"type":"string"}',
+    ]);
+  });
   it("withholds a tool the lock has no entry for (on a known server or a new one) and every tool of an unreadable lock", () => {
     const other = { ...fetchPage, name: "other" };
     assert.equal(judgeTool(ok(lockOf(fetchPage)), "web", live(other), "x")?.why, "new");

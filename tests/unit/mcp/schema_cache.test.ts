@@ -83,6 +83,8 @@ describe("SchemaCache", () => {
     assert.equal(ttlHint("60"), undefined);
     assert.equal(ttlHint(Number.NaN), undefined);
     assert.equal(ttlHint(60_000), 60_000);
+    assert.equal(ttlHint(1), 1000, "under a second counts as a second");
+    assert.equal(ttlHint(999.5), 1000);
   });
 
   it("an entry without a TTL (or with ttlMs 0) never expires", () => {
@@ -145,8 +147,9 @@ describe("SchemaCache writes", () => {
     }
   });
 
-  it("expiresAt: a listing's time plus its TTL; no TTL, no expiry", () => {
-    assert.equal(expiresAt(1000, 500), 1500);
+  it("expiresAt: a listing's time plus its TTL (a second at least); no TTL, no expiry", () => {
+    assert.equal(expiresAt(1000, 5000), 6000);
+    assert.equal(expiresAt(1000, 500), 2000, "an entry stored with ttl_ms under a second too");
     assert.equal(expiresAt(1000, undefined), undefined);
   });
 

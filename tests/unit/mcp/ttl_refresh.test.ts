@@ -1,7 +1,8 @@
 /**
  * With a fake clock: an upstream's tool list carries `ttlMs`; when it runs out the gateway
  * re-lists, and the host's session receives `notifications/tools/list_changed` and sees the new
- * list, with or without a schema cache. Also `ttlMs: 0` is no hint (no refresh is scheduled).
+ * list, with or without a schema cache. Also `ttlMs: 0` is no hint (no refresh is scheduled), and
+ * `ttlMs: 1` counts as a second.
  * Real gateway, real session server, real SDK client; the upstream is an SDK server in process.
  */
 import { after, describe, it } from "node:test";
@@ -103,6 +104,22 @@ describe("ttlMs refresh (fake clock)", () => {
     clock.advance(59_999);
     await new Promise((r) => setTimeout(r, 20));
     assert.equal(h.changes(), 0, "nothing before the TTL runs out");
+    clock.advance(1);
+    await until(() => h.changes() === 1, "list_changed reached the host");
+    assert.deepEqual((await h.client.listTools()).tools.map((t) => t.name), ["alpha", "beta"]);
+    await gateway.stop();
+  });
+
+  it("ttlMs: 1 counts as a second: no re-listing before it, one when it runs out", async () => {
+    const clock = new FakeClock();
+    const gateway = new Gateway(manifest, { clock, transportFactory: upstreamFactory(1), schemaCache: null });
+    await gateway.start();
+    const h = await host(gateway);
+    for (let i = 0; i < 9; i++) {
+      clock.advance(111);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    assert.equal(h.changes(), 0, "nothing within the first second");
     clock.advance(1);
     await until(() => h.changes() === 1, "list_changed reached the host");
     assert.deepEqual((await h.client.listTools()).tools.map((t) => t.name), ["alpha", "beta"]);

@@ -87,6 +87,19 @@ describe("default secrets", () => {
     assert.ok(!s.includes("relative/ignored"));
   });
 
+  it("cover hermit's usual state when HERMIT_HOME points elsewhere (the user's OAuth logins)", () => {
+    const s = defaultSecrets("linux", "/home/u", { HERMIT_HOME: "/srv/h", XDG_STATE_HOME: "/st" }).map((x) =>
+      x.path
+    );
+    assert.ok(s.includes("/home/u/.local/state/hermit"));
+    assert.ok(s.includes("/st/hermit"), "where XDG_STATE_HOME puts it");
+    const plain = defaultSecrets("linux", "/home/u", { XDG_STATE_HOME: "relative" }).map((x) => x.path);
+    assert.ok(plain.includes("/home/u/.local/state/hermit"));
+    assert.ok(!plain.some((x) => x.startsWith("relative")));
+    const mac = defaultSecrets("darwin", "/Users/a", { HERMIT_HOME: "/srv/h" }).map((x) => x.path);
+    assert.ok(mac.includes("/Users/a/Library/Application Support/hermit"));
+  });
+
   it("macOS adds the Library's keychains, cookies and browser profiles", () => {
     const mac = defaultSecrets("darwin", "/Users/a", {}).map((s) => s.path);
     assert.ok(mac.includes("/Users/a/Library/Keychains"));

@@ -2,13 +2,37 @@
  * The egress proxy: the destination checks purely, then the real proxy on loopback with real
  * destination servers: a listed destination is reached through CONNECT and through a plain HTTP
  * request (re-written to origin form, `Connection: close`); an unlisted one gets 403, is logged,
- * and its server never sees a connection.
+ * and its server never sees a connection. A listed name that resolves into the host (loopback,
+ * link-local, unspecified; a wildcard's subdomain whose DNS someone else runs) is refused unless
+ * the entry names the address or `localhost`, and the proxy connects to the address it checked.
+ * These use a resolver given to the proxy (names like evil.example.test cannot resolve offline);
+ * hermit's proxy uses dns.lookup, as the `localhost` case here does.
  */
 import assert from "node:assert/strict";
 import http from "node:http";
+import dns from "node:dns";
 import net from "node:net";
+import os from "node:os";
 import { after, before, describe, it } from "node:test";
+import { internalAddress } from "../../../src/sandbox/internal_address.ts";
 import { allowedDestination, EgressProxy, originHead, requestTarget } from "../../../src/sandbox/proxy.ts";
+
+/** Send `text` to the proxy on `port`, return everything it answers until it closes (or `until` shows). */
+function talkTo(port: number, text: string, until?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, "127.0.0.1");
+    let got = "";
+    s.setEncoding("utf8");
+    s.on("data", (d) => {
+      got += d;
+      if (until && got.includes(until)) (s.destroy(), resolve(got));
+    });
+    s.on("close", () => resolve(got));
+    s.on("error", reject);
+    s.setTimeout(10_000, () => (s.destroy(), reject(new Error(`the proxy did not answer: ${got}`))));
+    s.write(text);
+  });
+}
 
 describe("destination checks", () => {
   const allow = [{ host: "api.example.com", port: 443 }, { host: "*.npmjs.org", port: 443 }, {
@@ -108,22 +132,7 @@ describe("the proxy on loopback", () => {
     for (const s of [echo, other, web]) await new Promise((r) => s.close(r));
   });
 
-  /** Send `text` to the proxy, return everything it answers until it closes (or `until` shows). */
-  function talk(text: string, until?: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const s = net.connect(proxy.port, "127.0.0.1");
-      let got = "";
-      s.setEncoding("utf8");
-      s.on("data", (d) => {
-        got += d;
-        if (until && got.includes(until)) (s.destroy(), resolve(got));
-      });
-      s.on("close", () => resolve(got));
-      s.on("error", reject);
-      s.setTimeout(10_000, () => (s.destroy(), reject(new Error(`the proxy did not answer: ${got}`))));
-      s.write(text);
-    });
-  }
+  const talk = (text: string, until?: string) => talkTo(proxy.port, text, until);
 
   it("tunnels CONNECT to a listed destination", async () => {
     const got = await talk(`CONNECT 127.0.0.1:${portOf(echo)} HTTP/1.1\r\n\r\nping-through`, "ping-through");
@@ -154,5 +163,124 @@ describe("the proxy on loopback", () => {
     assert.match(plain, /^HTTP\/1\.1 403 Forbidden/);
     assert.equal(otherConnections, 0);
     assert.deepEqual(denied, [`127.0.0.1:${portOf(other)}`, `127.0.0.1:${portOf(other)}`]);
+  });
+});
+
+describe("host-internal addresses", () => {
+  it("loopback, link-local and unspecified, IPv4 and IPv6, an IPv4 inside an IPv6 one too", () => {
+    for (
+      const a of ["127.0.0.1", "127.1.2.3", "::1", "0:0:0:0:0:0:0:1", "::ffff:127.0.0.1", "::ffff:7f00:1"]
+    ) {
+      assert.equal(internalAddress(a), "loopback", a);
+    }
+    for (const a of ["169.254.169.254", "fe80::1", "fe80::1%eth0", "febf::1", "::ffff:169.254.169.254"]) {
+      assert.equal(internalAddress(a), "link-local", a);
+    }
+    for (const a of ["0.0.0.0", "::", "::ffff:0.0.0.0", "0.1.2.3"]) {
+      assert.equal(internalAddress(a), "unspecified", a);
+    }
+    for (
+      const a of [
+        "93.184.216.34",
+        "10.0.0.1",
+        "2606:4700::1111",
+        "::ffff:93.184.216.34",
+        "fec0::1",
+        "example.com",
+      ]
+    ) {
+      assert.equal(internalAddress(a), undefined, a);
+    }
+  });
+});
+
+describe("the proxy resolving a listed name", () => {
+  let inner: net.Server;
+  let echo: net.Server;
+  let innerConnections = 0;
+  let proxy: EgressProxy;
+  const denied: string[] = [];
+  const asked: string[] = [];
+  /** A non-loopback address of this machine, when it has one (the rebinding case needs it). */
+  const own = Object.values(os.networkInterfaces()).flat().find((i) =>
+    i && !i.internal && i.family === "IPv4"
+  )
+    ?.address;
+  const answers: Record<string, string[][]> = {
+    "evil.example.test": [["127.0.0.1"]],
+    "meta.example.test": [["169.254.169.254"]],
+    "mapped.example.test": [["::ffff:127.0.0.1"]],
+    "zero.example.test": [["0.0.0.0"]],
+    "rebind.example.test": [[own ?? "192.0.2.1"], ["127.0.0.1"]],
+  };
+  const portOf = (s: net.Server) => (s.address() as net.AddressInfo).port;
+
+  before(async () => {
+    inner = net.createServer((s) => (innerConnections++, s.end("leak")));
+    echo = net.createServer((s) => s.pipe(s));
+    await new Promise<void>((r) => inner.listen(0, "127.0.0.1", () => r()));
+    await new Promise<void>((r) => echo.listen(0, "0.0.0.0", () => r()));
+    proxy = new EgressProxy(
+      [
+        { host: "*.example.test", port: portOf(inner) },
+        { host: "*.example.test", port: portOf(echo) },
+        { host: "localhost", port: portOf(echo) },
+      ],
+      (d, why) => denied.push(`${d} ${why}`),
+      (host) => {
+        asked.push(host);
+        const given = answers[host];
+        if (!given) return dns.promises.lookup(host, { all: true, verbatim: true });
+        return Promise.resolve(
+          (given.length > 1 ? given.shift()! : given[0]).map((address) => ({ address })),
+        );
+      },
+    );
+    await proxy.listen();
+  });
+  after(async () => {
+    await proxy.close();
+    for (const s of [inner, echo]) await new Promise((r) => s.close(r));
+  });
+
+  const talk = (text: string, until?: string) => talkTo(proxy.port, text, until);
+
+  it("a wildcard's name resolving to loopback, link-local or unspecified gets 403; nothing is reached", async () => {
+    const port = portOf(inner);
+    const cases = [
+      ["evil", "127.0.0.1 (loopback)"],
+      ["meta", "169.254.169.254 (link-local)"],
+      ["mapped", "::ffff:127.0.0.1 (loopback)"],
+      ["zero", "0.0.0.0 (unspecified)"],
+    ];
+    for (const [name, what] of cases) {
+      const got = await talk(`CONNECT ${name}.example.test:${port} HTTP/1.1\r\n\r\n`);
+      assert.match(got, /^HTTP\/1\.1 403 Forbidden/, name);
+      assert.ok(got.includes(`it resolves to ${what}, on this machine; only an entry naming`), got);
+    }
+    const plain = await talk(`GET http://evil.example.test:${port}/ HTTP/1.1\r\nHost: x\r\n\r\n`);
+    assert.match(plain, /^HTTP\/1\.1 403 Forbidden/);
+    assert.equal(innerConnections, 0);
+    assert.match(
+      denied[0],
+      /^evil\.example\.test:\d+ it resolves to 127\.0\.0\.1 \(loopback\), on this machine/,
+    );
+  });
+
+  it("an entry naming localhost reaches it (resolved by the system)", async () => {
+    const got = await talk(
+      `CONNECT localhost:${portOf(echo)} HTTP/1.1\r\n\r\nvia-localhost`,
+      "via-localhost",
+    );
+    assert.match(got, /^HTTP\/1\.1 200 Connection Established\r\n\r\nvia-localhost$/);
+  });
+
+  it("connects to the address it checked: a name is resolved once, a rebinding answer is never used", {
+    skip: own ? false : "no non-loopback IPv4 address on this machine",
+  }, async () => {
+    const before = asked.filter((h) => h === "rebind.example.test").length;
+    const got = await talk(`CONNECT rebind.example.test:${portOf(echo)} HTTP/1.1\r\n\r\nrebound`, "rebound");
+    assert.match(got, /^HTTP\/1\.1 200 Connection Established\r\n\r\nrebound$/);
+    assert.equal(asked.filter((h) => h === "rebind.example.test").length, before + 1, "resolved once");
   });
 });
