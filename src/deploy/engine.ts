@@ -22,7 +22,8 @@ import {
   valueHash,
 } from "./state.ts";
 
-export type Status = "created" | "updated" | "replaced" | "unchanged" | "removed" | "kept";
+/** `absent`: on record, no longer in its file (taken out by hand): only the record goes. */
+export type Status = "created" | "updated" | "replaced" | "unchanged" | "removed" | "kept" | "absent";
 
 export interface Outcome {
   owners: string[];
@@ -170,7 +171,7 @@ export class Engine {
     this.state.items.splice(this.state.items.indexOf(rec), 1);
     if (cur.found) this.undo(rec, file);
     this.settle(file, rec.format);
-    this.outcomes.push({ owners: gone, file, what: rec.what, status: "removed" });
+    this.outcomes.push({ owners: gone, file, what: rec.what, status: cur.found ? "removed" : "absent" });
   }
 
   private fileRecord(file: string): FileRecord {

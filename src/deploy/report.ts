@@ -138,6 +138,10 @@ export function itemLine(
       return change === "deleted"
         ? `${v("removed", "remove")} ${i.what} and ${file} (hermit had created it)`
         : `${v("removed", "remove")} ${i.what} from ${file}`;
+    case "absent":
+      return change === "deleted"
+        ? `${i.what}: no longer in ${file}; ${v("removed", "remove")} the file (hermit had created it)`
+        : `${i.what}: no longer in ${file} (nothing to remove)`;
     case "kept":
       return `${v("left", "leave")} ${i.what} in ${file} (changed since hermit wrote it)`;
     case "unchanged":

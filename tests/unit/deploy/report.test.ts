@@ -5,7 +5,7 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { renderReport } from "../../../src/deploy/report.ts";
 import { deploy, sandbox } from "../../helpers/deploy.ts";
@@ -68,5 +68,19 @@ describe("deploy's report", () => {
     after(s.cleanup);
     const text = renderReport(await deploy(s, { hosts: ["claude"] }));
     assert.equal(claudeLines(text)[0], "created .mcp.json with MCP server notes");
+  });
+  it("an entry the user took out by hand: --remove says it was no longer there, not that it removed it", async () => {
+    const s = sandbox();
+    after(s.cleanup);
+    const file = path.join(s.project, ".mcp.json");
+    writeFileSync(file, `{ "mcpServers": { "other": { "command": "x" } } }\n`);
+    await deploy(s, { hosts: ["claude"] });
+    writeFileSync(file, `{ "mcpServers": { "other": { "command": "x" } } }\n`); // hermit's entry taken out
+    const dry = renderReport(await deploy(s, { remove: true, dryRun: true }));
+    // before: "would remove MCP server notes from .mcp.json", then "removed MCP server notes from .mcp.json"
+    assert.equal(claudeLines(dry)[0], "MCP server notes: no longer in .mcp.json (nothing to remove)");
+    const text = renderReport(await deploy(s, { remove: true }));
+    assert.equal(claudeLines(text)[0], "MCP server notes: no longer in .mcp.json (nothing to remove)");
+    assert.equal(readFileSync(file, "utf8"), `{ "mcpServers": { "other": { "command": "x" } } }\n`);
   });
 });
