@@ -17,9 +17,10 @@ cd "$(dirname "$0")/.."
 # PID 1. util-linux gives unshare, nsenter and script (a pseudo-terminal); procps gives ps.
 # haproxy is the sticky load balancer in front of service replicas; git shows that runtime files
 # never appear as changes in an adapter's repository; the sandbox tests fetch with curl and build
-# a kernel-without-Landlock wrapper with gcc.
+# a kernel-without-Landlock wrapper with gcc; the destination-list sandbox test probes TCP Fast Open
+# with python3 (Node cannot send MSG_FASTOPEN). The watchdog runs under sh, dash and bash.
 PACKAGES=(
-  wget dash busybox-static perl openssl procps curl ca-certificates util-linux git
+  wget dash bash busybox-static perl openssl procps curl ca-certificates util-linux git python3
   wine64 qemu-user libc6-arm64-cross musl gcc tini haproxy
 )
 

@@ -11,6 +11,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { examples } from "../helpers/hermit.ts";
 import { connectServe, type HermitSession, textOf } from "../helpers/mcp.ts";
 import { alive, cmdline, descendants, groupMembers, kill, Reaper, waitFor } from "../helpers/procs.ts";
+import { requirements, toolNeeds } from "../helpers/requirements.ts";
 import { copyAdapter, tempDir } from "../helpers/tmp.ts";
 
 const MEMORY = '"@modelcontextprotocol/server-memory@2026.8.31"';
@@ -20,6 +21,12 @@ function upstreamPid(hermitPid: number, marker: string): number | undefined {
   // the node process of the server (npx leaves an `npm exec` wrapper above it)
   return descendants(hermitPid).find((p) => cmdline(p).includes(marker) && !cmdline(p).includes("npm exec"));
 }
+
+// the notes example's tools are Python programs
+const python = requirements(
+  toolNeeds({ python3: "python3" }),
+  "serve: command tools (the notes example's tools)",
+);
 
 describe("serve: command tools", () => {
   const tmp = tempDir();
@@ -66,7 +73,8 @@ describe("serve: command tools", () => {
     assert.deepEqual(s.client.getServerCapabilities(), { tools: { listChanged: true } });
   });
 
-  it("runs a command tool with JSON on stdin, in the workspace", async () => {
+  it("runs a command tool with JSON on stdin, in the workspace", { skip: python.skip }, async () => {
+    python.assertReady();
     const r = await s.client.callTool({
       name: "add_note",
       arguments: { text: "hermit e2e note", tags: ["e2e"] },
@@ -81,7 +89,8 @@ describe("serve: command tools", () => {
     assert.match(textOf(found), /hermit e2e note/);
   });
 
-  it("passes a JSON object on stdout through as structured content", async () => {
+  it("passes a JSON object on stdout through as structured content", { skip: python.skip }, async () => {
+    python.assertReady();
     const r = await s.client.callTool({ name: "list_notes", arguments: { limit: 5 } });
     const notes = (r.structuredContent as { notes: { text: string }[] }).notes;
     assert.equal(notes.at(-1)?.text, "hermit e2e note");

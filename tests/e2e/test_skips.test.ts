@@ -122,15 +122,22 @@ describe(
       assert.equal(r.code, 0, r.stderr);
       const listed = new Set(r.stdout.split("\n").filter(Boolean));
       const named = new Set<string>();
-      for (const dir of ["tests/e2e", "tests/helpers", "tests/fixtures/skips"]) {
-        for (const f of readdirSync(path.join(root, dir)).filter((f) => f.endsWith(".ts"))) {
-          const text = readFileSync(path.join(root, dir, f), "utf8");
-          for (const m of text.matchAll(/apt-get install -y ([a-z0-9][a-z0-9.+-]+)/g)) named.add(m[1]);
-          // a tool → package table (install.test.ts)
-          const table = /const PACKAGES: Record<string, string> = \{([^}]*)\}/.exec(text)?.[1] ?? "";
-          for (const m of table.matchAll(/: "([a-z0-9][a-z0-9.+-]+)"/g)) named.add(m[1]);
+      // every test file and helper (tests/unit too), and the skip fixture; not the other fixtures
+      const fixtures = `fixtures${path.sep}`;
+      const files = readdirSync(path.join(root, "tests"), { recursive: true, encoding: "utf8" })
+        .filter((f) => f.endsWith(".ts") && (!f.startsWith(fixtures) || f.startsWith(`${fixtures}skips`)));
+      let tables = 0;
+      for (const f of files) {
+        const text = readFileSync(path.join(root, "tests", f), "utf8");
+        for (const m of text.matchAll(/apt-get install -y ([a-z0-9][a-z0-9.+-]+)/g)) named.add(m[1]);
+        // tool → package tables: install.test.ts's PACKAGES and the object given to each toolNeeds()
+        const table = /const PACKAGES: Record<string, string> = \{([^}]*)\}|toolNeeds\(\{([^}]*)\}/g;
+        for (const t of text.matchAll(table)) {
+          tables++;
+          for (const m of (t[1] ?? t[2]).matchAll(/: "([a-z0-9][a-z0-9.+-]+)"/g)) named.add(m[1]);
         }
       }
+      assert.ok(tables >= 2, "the PACKAGES table and the fixture's toolNeeds({ busybox: … }) are read");
       const unlisted = [...named].filter((p) => !listed.has(p));
       assert.deepEqual(unlisted, [], `packages tests name that ${INSTALL_COMMAND} does not install`);
     });

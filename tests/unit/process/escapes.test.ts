@@ -8,6 +8,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import process from "node:process";
 import { findEscapes, joiningStop, type ProcRow, psRows } from "../../../src/process/escapes.ts";
+import { requirements, toolNeeds } from "../../helpers/requirements.ts";
 
 const SELF = 100;
 const row = (pid: number, ppid: number, pgid: number, zombie = false): ProcRow => ({
@@ -113,8 +114,11 @@ describe("joiningStop", () => {
   });
 });
 
-describe("psRows", { skip: process.platform === "win32" ? "POSIX only" : false }, () => {
+const ps = process.platform === "win32" ? undefined : requirements(toolNeeds({ ps: "procps" }), "psRows");
+
+describe("psRows", { skip: ps ? ps.skip : "POSIX only" }, () => {
   it("lists this process with its parent and group", () => {
+    ps?.assertReady();
     const me = psRows().find((r) => r.pid === process.pid);
     assert.ok(me, "this process is in ps's table");
     assert.equal(me.ppid, process.ppid);
