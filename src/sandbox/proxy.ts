@@ -10,8 +10,8 @@
  * entry names that address itself or `localhost`. The kernel (Landlock) lets the child connect
  * to this proxy's port and no other.
  */
-import dns from "node:dns";
 import net from "node:net";
+import process from "node:process";
 import { formatDestination } from "../manifest/sandbox.ts";
 import type { Destination } from "../manifest/types.ts";
 import { internalAddress } from "./internal_address.ts";
@@ -19,7 +19,12 @@ import { internalAddress } from "./internal_address.ts";
 /** A name's addresses (the production one is `dns.lookup`; a test gives its own). */
 export type Resolve = (host: string) => Promise<readonly { address: string }[]>;
 
-const systemResolve: Resolve = (host) => dns.promises.lookup(host, { all: true, verbatim: true });
+// node:dns by name would carry Bun's precompiled copy of it into the binary (builtin_imports.test.ts)
+const systemResolve: Resolve = (host) =>
+  (process.getBuiltinModule("node:dns") as typeof import("node:dns")).promises.lookup(host, {
+    all: true,
+    verbatim: true,
+  });
 
 const MAX_HEAD = 64 * 1024;
 const BAD_GATEWAY = "HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n";
