@@ -47,7 +47,7 @@ mcp_servers:
   it("hermit lock adds the server and every tool, and writes them all", async () => {
     const r = await runHermit(["lock", dir]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.match(r.stdout, /\n  \+ mcp_servers\.constructor: command node /, "added, not changed");
+    assert.match(r.stdout, /\n {2}\+ mcp_servers\.constructor: command node /, "added, not changed");
     for (const n of NAMES) {
       assert.match(r.stdout, new RegExp(`\\+ ${n} \\(mcp_servers\\.constructor\\) added`));
     }
