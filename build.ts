@@ -149,6 +149,12 @@ function compile(compiler: "deno" | "bun", target: Target, outfile: string): voi
       // functions nested deeper than three levels are compiled at their first call instead: the
       // binary stays smaller (measured: start-up and memory unchanged)
       "--bytecode-depth=3",
+      // a compiled bun reads bunfig.toml (its `preload` runs code) and .env files from the working
+      // directory, which is the user's project (hosts start `hermit serve` there): never
+      "--no-compile-autoload-bunfig",
+      "--no-compile-autoload-dotenv",
+      "--no-compile-autoload-tsconfig",
+      "--no-compile-autoload-package-json",
       // yaml as ES modules (its browser build, the same code): only the parts hermit uses are
       // bundled, 65 KB less (scripts/bundle-tsconfig.json)
       `--tsconfig-override=${path.join(root, "scripts", "bundle-tsconfig.json")}`,
