@@ -24,7 +24,10 @@ const INITIALIZE = JSON.stringify({
 /** A cloned project holding files that would take over a binary that reads them. */
 function hostileProject(dir: string): { marker: string } {
   const marker = path.join(dir, "preload-ran");
-  writeFileSync(path.join(dir, "preload.js"), `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran");\n`);
+  writeFileSync(
+    path.join(dir, "preload.js"),
+    `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran");\n`,
+  );
   writeFileSync(path.join(dir, "bunfig.toml"), `preload = ["./preload.js"]\n`);
   for (const f of [".env", ".env.local", ".env.production"]) {
     writeFileSync(path.join(dir, f), "HERMIT_LOG=debug\nHERMIT_LOG_FORMAT=json\n");
@@ -56,7 +59,11 @@ describe("files in the working directory", () => {
     const r = await runHermit(["serve", "."], { cwd: project, env, input: INITIALIZE });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(JSON.parse(r.stdout.split("\n")[0]).id, 1, `no answer to initialize: ${r.stdout}`);
-    assert.equal(existsSync(marker), false, `the project's preload ran inside hermit serve: ${marker} was written`);
+    assert.equal(
+      existsSync(marker),
+      false,
+      `the project's preload ran inside hermit serve: ${marker} was written`,
+    );
   });
 
   test("`hermit serve` started in the project: its .env files do not set hermit's variables", async () => {
