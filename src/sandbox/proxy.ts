@@ -6,8 +6,8 @@
  * every new request comes back through the check). Only the listed destinations are reached; the
  * others get 403 and one log line. A listed name is resolved here, once, and the proxy connects
  * to the address it checked (no second lookup for a rebinding DNS to answer differently): one on
- * the host's loopback or link-local network, or the unspecified address, is refused unless the
- * entry names that address itself or `localhost`. The kernel (Landlock) lets the child connect
+ * the host's loopback or link-local network, the unspecified address or a cloud's metadata
+ * service is refused unless the entry names that address itself or `localhost`. The kernel (Landlock) lets the child connect
  * to this proxy's port and no other.
  */
 import net from "node:net";
@@ -58,7 +58,7 @@ export function usableAddresses(
   return {
     refused: `it resolves to ${addresses[0]} (${
       internalAddress(addresses[0])
-    }), on this machine; only an entry naming that address (or localhost) reaches it`,
+    }); only an entry naming that address (or localhost) reaches it`,
   };
 }
 

@@ -182,6 +182,12 @@ describe("host-internal addresses", () => {
     for (const a of ["0.0.0.0", "::", "::ffff:0.0.0.0", "0.1.2.3"]) {
       assert.equal(internalAddress(a), "unspecified", a);
     }
+    // the instance-metadata services outside link-local: Alibaba Cloud's, and AWS's over IPv6
+    for (
+      const a of ["100.100.100.200", "::ffff:100.100.100.200", "fd00:ec2::254", "FD00:EC2:0:0:0:0:0:254"]
+    ) {
+      assert.equal(internalAddress(a), "cloud metadata", a);
+    }
     for (
       const a of [
         "93.184.216.34",
@@ -189,6 +195,9 @@ describe("host-internal addresses", () => {
         "2606:4700::1111",
         "::ffff:93.184.216.34",
         "fec0::1",
+        "100.100.100.201",
+        "100.64.0.1",
+        "fd00:ec2::253",
         "example.com",
       ]
     ) {
@@ -214,6 +223,8 @@ describe("the proxy resolving a listed name", () => {
     "meta.example.test": [["169.254.169.254"]],
     "mapped.example.test": [["::ffff:127.0.0.1"]],
     "zero.example.test": [["0.0.0.0"]],
+    "alibaba.example.test": [["100.100.100.200"]],
+    "imds6.example.test": [["fd00:ec2::254"]],
     "rebind.example.test": [[own ?? "192.0.2.1"], ["127.0.0.1"]],
   };
   const portOf = (s: net.Server) => (s.address() as net.AddressInfo).port;
@@ -248,25 +259,27 @@ describe("the proxy resolving a listed name", () => {
 
   const talk = (text: string, until?: string) => talkTo(proxy.port, text, until);
 
-  it("a wildcard's name resolving to loopback, link-local or unspecified gets 403; nothing is reached", async () => {
+  it("a wildcard's name resolving to loopback, link-local, unspecified or cloud metadata gets 403; nothing is reached", async () => {
     const port = portOf(inner);
     const cases = [
       ["evil", "127.0.0.1 (loopback)"],
       ["meta", "169.254.169.254 (link-local)"],
       ["mapped", "::ffff:127.0.0.1 (loopback)"],
       ["zero", "0.0.0.0 (unspecified)"],
+      ["alibaba", "100.100.100.200 (cloud metadata)"],
+      ["imds6", "fd00:ec2::254 (cloud metadata)"],
     ];
     for (const [name, what] of cases) {
       const got = await talk(`CONNECT ${name}.example.test:${port} HTTP/1.1\r\n\r\n`);
       assert.match(got, /^HTTP\/1\.1 403 Forbidden/, name);
-      assert.ok(got.includes(`it resolves to ${what}, on this machine; only an entry naming`), got);
+      assert.ok(got.includes(`it resolves to ${what}; only an entry naming that address`), got);
     }
     const plain = await talk(`GET http://evil.example.test:${port}/ HTTP/1.1\r\nHost: x\r\n\r\n`);
     assert.match(plain, /^HTTP\/1\.1 403 Forbidden/);
     assert.equal(innerConnections, 0);
     assert.match(
       denied[0],
-      /^evil\.example\.test:\d+ it resolves to 127\.0\.0\.1 \(loopback\), on this machine/,
+      /^evil\.example\.test:\d+ it resolves to 127\.0\.0\.1 \(loopback\); only an entry naming/,
     );
   });
 
