@@ -17,7 +17,7 @@
  */
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { closeSync, constants, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, constants, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import process from "node:process";
 import { messageOf } from "../../errors.ts";
 import { acquireLock } from "../../platform/lock.ts";
@@ -177,6 +177,7 @@ export class RefreshGuard {
       if (c.tokens) shared.save(sent, c.tokens);
       return c;
     } finally {
+      forgetHolder(shared.holderPath()); // still under the lock: no other holder has noted itself
       lock.release();
     }
   }
@@ -218,6 +219,13 @@ function noteHolder(file: string): void {
       closeSync(fd);
     }
   } catch { /* the pid only serves a message */ }
+}
+
+/** Remove this process's note as the lock's holder (one naming another process is left alone). */
+function forgetHolder(file: string): void {
+  try {
+    if (holderPid(file) === process.pid) unlinkSync(file);
+  } catch { /* gone with the login, or never written */ }
 }
 
 /** The pid the lock's holder noted, if readable. */

@@ -6,7 +6,8 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
+import path from "node:path";
 import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
 import { NeedsLogin } from "../../../src/mcp/oauth/errors.ts";
 import { RuntimeOAuthProvider } from "../../../src/mcp/oauth/runtime_provider.ts";
@@ -21,6 +22,21 @@ describe("refreshes of one login", () => {
       assert.deepEqual(results, ["AUTHORIZED", "AUTHORIZED", "AUTHORIZED"]);
       assert.equal(s.server.tokenCalls().length, 1, "a rotating server would see reuse otherwise");
       assert.equal(s.store.readTokens()?.refresh_token, "rt-new-1");
+    } finally {
+      s.tmp.cleanup();
+    }
+  });
+
+  it("a refresh leaves no note of its holder behind (refresh.pid names a refresh under way)", async () => {
+    const s = setup({ refresh: "rotate" });
+    try {
+      assert.equal(await s.run(), "AUTHORIZED");
+      assert.equal(s.server.tokenCalls().length, 1);
+      assert.equal(
+        existsSync(path.join(s.store.dir, "refresh.pid")),
+        false,
+        readdirSync(s.store.dir).join(", "),
+      );
     } finally {
       s.tmp.cleanup();
     }
