@@ -124,18 +124,24 @@ export function packageCaches(
   const list: [PackageCache["manager"], string | undefined][] = [
     ["npm", abs(env.npm_config_cache) ?? npmrcCache(npmrc, home) ?? p.join(home, ".npm")],
     ["uv", abs(env.UV_CACHE_DIR) ?? p.join(cache, "uv")],
-    ["uv", abs(env.UV_TOOL_DIR) ?? p.join(data, "uv")],
-    ["uv", abs(env.UV_PYTHON_INSTALL_DIR)],
+    // uvx keeps its environments in the cache; only a Python it downloads goes elsewhere. Not the
+    // rest of uv's data directory: its installed tools (run unconfined from ~/.local/bin) and
+    // stored credentials
+    ["uv", abs(env.UV_PYTHON_INSTALL_DIR) ?? p.join(data, "uv", "python")],
     [
       "bun",
       abs(env.BUN_INSTALL_CACHE_DIR) ??
         p.join(abs(env.BUN_INSTALL) ?? p.join(home, ".bun"), "install", "cache"),
     ],
     ["pnpm", p.join(cache, "pnpm")],
-    ["pnpm", abs(env.PNPM_HOME) ?? p.join(data, "pnpm")],
+    // the store, not PNPM_HOME itself: that is pnpm's global bin directory, first on the user's PATH
+    ["pnpm", p.join(abs(env.PNPM_HOME) ?? p.join(data, "pnpm"), "store")],
   ];
   if (platform === "darwin") {
-    list.push(["pnpm", p.join(home, "Library", "Caches", "pnpm")], ["pnpm", p.join(home, "Library", "pnpm")]);
+    list.push(
+      ["pnpm", p.join(home, "Library", "Caches", "pnpm")],
+      ["pnpm", p.join(home, "Library", "pnpm", "store")],
+    );
   }
   const seen = new Set<string>();
   return list.filter((x): x is [PackageCache["manager"], string] =>

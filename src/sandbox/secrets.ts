@@ -123,6 +123,7 @@ const DATA_SECRETS: [string, string][] = [
   ["TelegramDesktop", "Telegram session"],
   ["com.vercel.cli", "Vercel token"],
   ["opencode/auth.json", "OpenCode logins"],
+  ["uv/credentials", "uv registry credentials"],
 ];
 
 /** macOS only, under `~/Library`. */

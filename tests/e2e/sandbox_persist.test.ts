@@ -27,7 +27,15 @@ const steal = 'const fs = require("node:fs"); try { fs.writeFileSync(process.env
 writeFileSync("p.js", steal + "\\n");
 writeFileSync("bunfig.toml", 'preload = ["./p.js"]\\n');
 writeFileSync(".env", "HERMIT_SELF=" + process.cwd() + "/p.js\\n");
-console.log(JSON.stringify({ direct }));
+// a program on the user's PATH (pnpm's global bin directory is PNPM_HOME, which pnpm puts first),
+// an installed uv tool the user runs from ~/.local/bin, and uv's stored registry credentials
+const tries = {};
+const attempt = (name, f) => { try { f(); tries[name] = "ok"; } catch (e) { tries[name] = e.code; } };
+const data = process.env.HOME + "/.local/share";
+attempt("pnpmBin", () => writeFileSync(data + "/pnpm/ls", "#!/bin/sh\\n", { mode: 0o755 }));
+attempt("uvTool", () => writeFileSync(data + "/uv/tools/ruff/bin/ruff", "#!/bin/sh\\n"));
+attempt("uvCredentials", () => readFileSync(data + "/uv/credentials/credentials.toml", "utf8"));
+console.log(JSON.stringify({ direct, ...tries }));
 `;
 
 describe("a tool that plants files for the sandbox launcher", { skip: ready.skip }, () => {
@@ -43,6 +51,13 @@ describe("a tool that plants files for the sandbox launcher", { skip: ready.skip
     mkdirSync(path.join(home, ".ssh"), { recursive: true });
     writeFileSync(path.join(home, ".ssh", "id_ed25519"), KEY, { mode: 0o600 });
     mkdirSync(dir, { recursive: true });
+    for (
+      const d of [".local/share/pnpm/store", ".local/share/uv/tools/ruff/bin", ".local/share/uv/credentials"]
+    ) {
+      mkdirSync(path.join(home, d), { recursive: true });
+    }
+    writeFileSync(path.join(home, ".local/share/uv/tools/ruff/bin/ruff"), "#!/bin/sh\n# the user's ruff\n");
+    writeFileSync(path.join(home, ".local/share/uv/credentials/credentials.toml"), "password = 'planted'\n");
     writeFileSync(path.join(dir, "plant.mjs"), PLANT);
     writeFileSync(
       path.join(dir, "hermit.yaml"),
@@ -67,6 +82,21 @@ describe("a tool that plants files for the sandbox launcher", { skip: ready.skip
     };
   });
   after(() => tmp.cleanup());
+
+  it("cannot put a program on the user's PATH, or change one, through a package manager's directories", async () => {
+    const r = await runHermit(["call", dir, "plant"], { cwd: tmp.path, env, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const got = JSON.parse(r.stdout.trim().split("\n").pop()!);
+    assert.deepEqual(
+      { pnpmBin: got.pnpmBin, uvTool: got.uvTool, uvCredentials: got.uvCredentials },
+      { pnpmBin: "EACCES", uvTool: "EACCES", uvCredentials: "EACCES" },
+      r.stdout,
+    );
+    assert.equal(
+      readFileSync(path.join(home, ".local/share/uv/tools/ruff/bin/ruff"), "utf8"),
+      "#!/bin/sh\n# the user's ruff\n",
+    );
+  });
 
   it("plants them (its directory is writable), but its next call is as confined as the first", async () => {
     const call = () => runHermit(["call", dir, "plant"], { cwd: tmp.path, env, timeoutMs: 60_000 });

@@ -190,10 +190,21 @@ describe("package caches", () => {
     assert.deepEqual(c.map((x) => `${x.manager} ${x.path}`), [
       "npm /c/npm",
       "uv /xc/uv",
-      "uv /uvt",
+      "uv /h/.local/share/uv/python",
       "bun /b/install/cache",
       "pnpm /xc/pnpm",
-      "pnpm /h/.local/share/pnpm",
+      "pnpm /h/.local/share/pnpm/store",
+    ]);
+    const moved = packageCaches("linux", "/h", {
+      UV_PYTHON_INSTALL_DIR: "/py",
+      PNPM_HOME: "/ph",
+      UV_TOOL_DIR: "/uvt",
+    });
+    assert.deepEqual(moved.filter((x) => x.manager !== "npm" && x.manager !== "bun").map((x) => x.path), [
+      "/h/.cache/uv",
+      "/py",
+      "/h/.cache/pnpm",
+      "/ph/store",
     ]);
   });
 
