@@ -79,6 +79,26 @@ const HOME_SECRETS: [string, string][] = [
   [".pi/agent/auth.json", "Pi login"],
   [".hermes/config.yaml", "Hermes's MCP servers"],
   [".hermes/.env", "Hermes API keys"],
+  [".codeium/windsurf/mcp_config.json", "Windsurf's MCP servers"],
+  [".kiro/settings/mcp.json", "Kiro's MCP servers"],
+  [".lmstudio/mcp.json", "LM Studio's MCP servers"],
+  [".copilot/mcp-config.json", "GitHub Copilot CLI's MCP servers"],
+  [".qwen/settings.json", "Qwen Code's MCP servers"],
+  [".continue/config.json", "Continue's models and MCP servers (API keys)"],
+  [".continue/config.yaml", "Continue's models and MCP servers (API keys)"],
+  [".aider.conf.yml", "Aider API keys"],
+  [".cache/huggingface/token", "Hugging Face token"],
+  [".cache/huggingface/stored_tokens", "Hugging Face tokens"],
+  [".huggingface/token", "Hugging Face token"],
+  [".kaggle/kaggle.json", "Kaggle API key"],
+  [".databrickscfg", "Databricks tokens"],
+  [".snowflake/connections.toml", "Snowflake connections"],
+  [".sentryclirc", "Sentry token"],
+  [".supabase/access-token", "Supabase token"],
+  [".railway/config.json", "Railway token"],
+  [".doppler", "Doppler token"],
+  [".aliyun/config.json", "Alibaba Cloud keys"],
+  [".bluemix/config.json", "IBM Cloud token"],
 ];
 
 /** Under `$XDG_CONFIG_HOME` (default `~/.config`). */
@@ -113,6 +133,19 @@ const CONFIG_SECRETS: [string, string][] = [
   ["opencode/opencode.jsonc", "OpenCode's MCP servers"],
   ["Code/User/mcp.json", "VS Code's MCP servers"],
   ["Claude/claude_desktop_config.json", "Claude Desktop's MCP servers"],
+  ["Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json", "Cline's MCP servers"],
+  ["goose/config.yaml", "Goose's extensions (their env)"],
+  ["zed/settings.json", "Zed's context servers"],
+  ["stripe/config.toml", "Stripe keys"],
+  ["ngrok/ngrok.yml", "ngrok authtoken"],
+  ["configstore/firebase-tools.json", "Firebase login"],
+  ["pypoetry/auth.toml", "Poetry credentials"],
+  ["hcloud/cli.toml", "Hetzner Cloud token"],
+  ["scw/config.yaml", "Scaleway keys"],
+  ["openstack/clouds.yaml", "OpenStack credentials"],
+  ["linode-cli", "Linode token"],
+  ["containers/auth.json", "Podman registry logins"],
+  ["helm/registry/config.json", "Helm registry logins"],
 ];
 
 /** Under `$XDG_DATA_HOME` (default `~/.local/share`). */
@@ -154,7 +187,7 @@ const SYSTEM_SECRETS: [string, string][] = [
   ["/etc/sudoers", "sudo rules"],
 ];
 
-/** Variables that move an agent host's directory; these files in the place they name are protected too. */
+/** Variables that move a tool's directory; these files in the place they name are protected too. */
 const ENV_DIR_SECRETS: [string, string, string][] = [
   ["CLAUDE_CONFIG_DIR", ".claude.json", "Claude Code's MCP servers"],
   ["CLAUDE_CONFIG_DIR", ".credentials.json", "Claude Code login"],
@@ -164,6 +197,9 @@ const ENV_DIR_SECRETS: [string, string, string][] = [
   ["PI_CODING_AGENT_DIR", "auth.json", "Pi login"],
   ["HERMES_HOME", "config.yaml", "Hermes's MCP servers"],
   ["HERMES_HOME", ".env", "Hermes API keys"],
+  ["HF_HOME", "token", "Hugging Face token"],
+  ["HF_HOME", "stored_tokens", "Hugging Face tokens"],
+  ["KAGGLE_CONFIG_DIR", "kaggle.json", "Kaggle API key"],
 ];
 
 /** Variables that move a tool's credentials elsewhere; the place they name is protected too. */

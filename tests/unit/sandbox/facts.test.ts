@@ -44,6 +44,50 @@ describe("default secrets", () => {
     assert.ok(!linux.some((p) => p.includes("Library")), "no macOS paths on Linux");
   });
 
+  it("cover the AI and developer-platform tokens stealers now look for, and more agents' MCP configs", () => {
+    for (
+      const p of [
+        "/home/u/.cache/huggingface/token",
+        "/home/u/.cache/huggingface/stored_tokens",
+        "/home/u/.huggingface/token",
+        "/home/u/.kaggle/kaggle.json",
+        "/home/u/.databrickscfg",
+        "/home/u/.snowflake/connections.toml",
+        "/home/u/.sentryclirc",
+        "/home/u/.supabase/access-token",
+        "/home/u/.railway/config.json",
+        "/home/u/.doppler",
+        "/home/u/.aliyun/config.json",
+        "/home/u/.bluemix/config.json",
+        "/home/u/.config/stripe/config.toml",
+        "/home/u/.config/ngrok/ngrok.yml",
+        "/home/u/.config/configstore/firebase-tools.json",
+        "/home/u/.config/pypoetry/auth.toml",
+        "/home/u/.config/hcloud/cli.toml",
+        "/home/u/.config/scw/config.yaml",
+        "/home/u/.config/openstack/clouds.yaml",
+        "/home/u/.config/linode-cli",
+        "/home/u/.config/containers/auth.json",
+        "/home/u/.config/helm/registry/config.json",
+        "/home/u/.aider.conf.yml",
+        "/home/u/.continue/config.json",
+        "/home/u/.continue/config.yaml",
+        "/home/u/.codeium/windsurf/mcp_config.json",
+        "/home/u/.kiro/settings/mcp.json",
+        "/home/u/.lmstudio/mcp.json",
+        "/home/u/.copilot/mcp-config.json",
+        "/home/u/.qwen/settings.json",
+        "/home/u/.config/goose/config.yaml",
+        "/home/u/.config/zed/settings.json",
+        "/home/u/.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+      ]
+    ) assert.ok(linux.includes(p), p);
+    const moved = defaultSecrets("linux", "/home/u", { HF_HOME: "/hf", KAGGLE_CONFIG_DIR: "/kg" }).map((x) =>
+      x.path
+    );
+    for (const p of ["/hf/token", "/hf/stored_tokens", "/kg/kaggle.json"]) assert.ok(moved.includes(p), p);
+  });
+
   it("cover the agent hosts' MCP configs, where other servers' tokens are written (env: GITHUB_TOKEN …)", () => {
     for (
       const p of [
