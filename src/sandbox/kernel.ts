@@ -104,7 +104,12 @@ export function expandRules(rules: readonly FsRule[]): FsRule[] {
   for (const r of rules) {
     for (const p of expandGlob(r.path, list)) {
       try {
-        out.push({ path: realpathSync(p), level: r.level, ...(r.soft ? { soft: true } : {}) });
+        out.push({
+          path: realpathSync(p),
+          level: r.level,
+          ...(r.soft ? { soft: true } : {}),
+          ...(r.quiet ? { quiet: true } : {}),
+        });
       } catch {
         // does not exist: nothing to grant, nothing to protect
       }

@@ -70,6 +70,8 @@ export interface FsRule {
    * workspace): without one it stays writable rather than narrow every directory above it.
    */
   soft?: boolean;
+  /** A soft rule left writable without a word (what a host or git runs from the workspace). */
+  quiet?: boolean;
 }
 
 export interface Entry {

@@ -168,7 +168,8 @@ export function runLauncher(argv: string[]): number {
   const hidden = new Set(report.mounts ? wantMounts.map((r) => r.path) : []);
   // without the mounts, what is protected only where a mount can do it stays writable (said)
   const soft = report.mounts ? [] : wantMounts.filter((r) => r.soft && r.level === "read");
-  if (soft.length) report.writable = soft.map((r) => r.path);
+  const said = soft.filter((r) => !r.quiet);
+  if (said.length) report.writable = said.map((r) => r.path);
   const landlockFs = soft.length ? fs.filter((r) => !soft.includes(r)) : fs;
   if (abi > 0 && (fs.length > 0 || plan.network.mode !== "all")) {
     const r = applyLandlock(c, abi, landlockFs, { ...plan, namespace: report.caps.namespace }, hidden);

@@ -9,7 +9,8 @@
  *   `trust: full` servers and command tools also the workspace (unless it is `/` or the home
  *   directory: a host started there has no project); a few devices (`/dev/null`, …). Never, unless
  *   `write:` names them: the adapter's own `hermit.yaml` and `hermit.lock`, which say how it is
- *   confined (an adapter kept inside the workspace would otherwise rewrite its own policy).
+ *   confined (an adapter kept inside the workspace would otherwise rewrite its own policy), and
+ *   in the workspace what git, editors and hosts run from it later (`RUNS_LATER`).
  * - network: `all` for `trust: full` servers and command tools, `none` for untrusted ones, unless
  *   `network:` says otherwise (a list goes through hermit's egress proxy).
  */
@@ -25,6 +26,28 @@ import { defaultSecrets } from "./secrets.ts";
  * hermit actually read, when a path given named another file).
  */
 export const POLICY_FILES = ["hermit.yaml", "hermit.lock"];
+
+/**
+ * What git, an editor or an agent host runs from a project later, unconfined and without asking:
+ * git's hooks and config (`core.fsmonitor`, `core.hooksPath`, aliases), editor tasks and settings,
+ * the hosts' project settings (Claude Code's hooks) and MCP servers, hermit's deploy record. Kept
+ * read-only where the workspace is writable, where a mount namespace can do it (without one they
+ * stay writable, silently: most Ubuntu machines, where a warning would come with every entry);
+ * `write:` naming one re-opens it.
+ */
+export const RUNS_LATER = [
+  ".git/hooks",
+  ".git/config",
+  ".vscode",
+  ".idea",
+  ".zed",
+  ".claude",
+  ".mcp.json",
+  ".cursor",
+  ".gemini",
+  ".codex",
+  ".hermit",
+];
 
 export type NetworkRule = { mode: "all" } | { mode: "none" } | { mode: "allow"; allow: Destination[] };
 
@@ -221,7 +244,12 @@ export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
   // the workspace is a project: `/` or the home directory (a host started in either) is not one
   const ws = path.posix.normalize(ctx.interpolation.workspaceFolder);
   const workspaceSkipped = ws === "/" || ctx.home === ws || ctx.home.startsWith(ws + "/");
-  if ((entry.kind === "tool" || entry.trust === "full") && !workspaceSkipped) put(ws, "write", false);
+  const runsLater: string[] = [];
+  if ((entry.kind === "tool" || entry.trust === "full") && !workspaceSkipped) {
+    put(ws, "write", false);
+    for (const f of RUNS_LATER) runsLater.push(path.posix.join(ws, f));
+    for (const f of runsLater) put(f, "read", false);
+  }
   put(ctx.tmpDir, "write", false);
   for (const p of declared(s.read)) put(p, "read", true);
   for (const p of declared(s.write)) put(p, "write", true);
@@ -238,6 +266,9 @@ export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
       path: p,
       level: r.level,
       ...(!r.declared && policyFiles.includes(p) ? { soft: true } : {}),
+      ...(!r.declared && r.level === "read" && runsLater.includes(p) && !policyFiles.includes(p)
+        ? { soft: true, quiet: true }
+        : {}),
     })),
     network: net === "all" || net === "none" ? { mode: net } : { mode: "allow", allow: net },
     networkDeclared,
