@@ -120,6 +120,7 @@ export class SandboxHost {
       servedAdapters: this.#servedDirs(),
       requireAll: this.#opts.env.HERMIT_SANDBOX === "require",
       npmrc: this.#npmrc(childEnv),
+      gitConfig: readText(path.join(this.#opts.interpolation.workspaceFolder, ".git", "config")),
       childEnv,
     };
     return resolvePolicy(entry, ctx);
@@ -136,11 +137,7 @@ export class SandboxHost {
     const file = (childEnv ? env.npm_config_userconfig : undefined) ||
       path.join(env.HOME || this.#home, ".npmrc");
     if (!this.#npmrcTexts.has(file)) {
-      let text: string | undefined;
-      try {
-        text = readFileSync(file, "utf8").slice(0, 64 * 1024);
-      } catch { /* none */ }
-      this.#npmrcTexts.set(file, text);
+      this.#npmrcTexts.set(file, readText(file));
     }
     return this.#npmrcTexts.get(file);
   }
@@ -264,5 +261,14 @@ export class SandboxHost {
       await proxy.listen();
     }
     return proxy.port;
+  }
+}
+
+/** The first 64 KiB of a small text file, if it can be read (read at every start: it may change). */
+function readText(file: string): string | undefined {
+  try {
+    return readFileSync(file, "utf8").slice(0, 64 * 1024);
+  } catch {
+    return undefined;
   }
 }

@@ -10,7 +10,7 @@
  *   directory: a host started there has no project); a few devices (`/dev/null`, …). Never, unless
  *   `write:` names them: the adapter's own `hermit.yaml` and `hermit.lock`, which say how it is
  *   confined (an adapter kept inside the workspace would otherwise rewrite its own policy), and
- *   in the workspace what git, editors and hosts run from it later (`RUNS_LATER`).
+ *   in the workspace what git, editors and hosts run from it later (`runs_later.ts`).
  * - network: `all` for `trust: full` servers and command tools, `none` for untrusted ones, unless
  *   `network:` says otherwise (a list goes through hermit's egress proxy).
  */
@@ -19,6 +19,7 @@ import { childEnv } from "../gates/env.ts";
 import { interpolateString, type InterpolationContext } from "../manifest/interpolate.ts";
 import type { Destination, SandboxSettings, Trust } from "../manifest/types.ts";
 import type { FsRule, Level } from "./landlock.ts";
+import { runsLaterPaths } from "./runs_later.ts";
 import { defaultSecrets } from "./secrets.ts";
 
 /**
@@ -26,28 +27,6 @@ import { defaultSecrets } from "./secrets.ts";
  * hermit actually read, when a path given named another file).
  */
 export const POLICY_FILES = ["hermit.yaml", "hermit.lock"];
-
-/**
- * What git, an editor or an agent host runs from a project later, unconfined and without asking:
- * git's hooks and config (`core.fsmonitor`, `core.hooksPath`, aliases), editor tasks and settings,
- * the hosts' project settings (Claude Code's hooks) and MCP servers, hermit's deploy record. Kept
- * read-only where the workspace is writable, where a mount namespace can do it (without one they
- * stay writable, silently: most Ubuntu machines, where a warning would come with every entry);
- * `write:` naming one re-opens it.
- */
-export const RUNS_LATER = [
-  ".git/hooks",
-  ".git/config",
-  ".vscode",
-  ".idea",
-  ".zed",
-  ".claude",
-  ".mcp.json",
-  ".cursor",
-  ".gemini",
-  ".codex",
-  ".hermit",
-];
 
 export type NetworkRule = { mode: "all" } | { mode: "none" } | { mode: "allow"; allow: Destination[] };
 
@@ -69,6 +48,8 @@ export interface PolicyContext {
   requireAll: boolean;
   /** The text of the user's npm config (`~/.npmrc`), where a `cache=` line may move npm's cache. */
   npmrc?: string;
+  /** The text of the workspace's `.git/config`, where `core.hooksPath` may move git's hooks. */
+  gitConfig?: string;
   /**
    * The environment the child gets (gate 2's filtered one plus what the entry declares), when
    * known: a cache variable only moves the cache the child uses if the child has it. Without it,
@@ -247,7 +228,7 @@ export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
   const runsLater: string[] = [];
   if ((entry.kind === "tool" || entry.trust === "full") && !workspaceSkipped) {
     put(ws, "write", false);
-    for (const f of RUNS_LATER) runsLater.push(path.posix.join(ws, f));
+    runsLater.push(...runsLaterPaths(ws, ctx.home, ctx.gitConfig));
     for (const f of runsLater) put(f, "read", false);
   }
   put(ctx.tmpDir, "write", false);

@@ -1,0 +1,67 @@
+/**
+ * What git, editors, hook managers and agent hosts run from a project later, unconfined and
+ * without asking, so what an entry that may write the workspace must not change: git's hooks and
+ * config (`core.fsmonitor`, aliases, filter drivers) and the hooks directory its `core.hooksPath`
+ * names; the configs of the hook managers git's hooks hand over to (husky, pre-commit, lefthook);
+ * editor tasks and settings; dev container commands; the hosts' project settings (Claude Code's
+ * hooks) and MCP servers; hermit's deploy record. Pure.
+ */
+import path from "node:path";
+
+export const RUNS_LATER = [
+  ".git/hooks",
+  ".git/config",
+  ".husky",
+  ".pre-commit-config.yaml",
+  "lefthook.yml",
+  ".lefthook.yml",
+  "lefthook-local.yml",
+  ".lefthook-local.yml",
+  ".lefthook",
+  ".vscode",
+  ".idea",
+  ".zed",
+  ".devcontainer",
+  ".claude",
+  ".mcp.json",
+  ".cursor",
+  ".gemini",
+  ".codex",
+  ".hermit",
+];
+
+/**
+ * The paths in workspace `ws` to keep read-only: RUNS_LATER, and the directory `core.hooksPath`
+ * names in the repository's config text when it lies inside `ws` (relative to `ws`; `~/` is
+ * `home`).
+ */
+export function runsLaterPaths(ws: string, home: string, gitConfig: string | undefined): string[] {
+  const p = path.posix;
+  const out = RUNS_LATER.map((f) => p.join(ws, f));
+  const hooks = gitConfig === undefined ? undefined : hooksPathIn(gitConfig);
+  const at = hooks && (hooks.startsWith("~/") ? p.join(home, hooks.slice(2)) : p.resolve(ws, hooks));
+  // only a directory inside the workspace: elsewhere it is not writable by default, and the
+  // workspace itself (or above it) would take the whole workspace's writes away
+  if (at && at.startsWith(ws + "/")) out.push(at.replace(/\/+$/, ""));
+  return [...new Set(out)];
+}
+
+/** `core.hooksPath` in a git config's text (the last one set), if any. */
+export function hooksPathIn(text: string): string | undefined {
+  let section = "";
+  let found: string | undefined;
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    const head = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"[^"]*")?\s*\]\s*(.*)$/.exec(line);
+    const rest = head ? head[2] : line;
+    if (head) section = head[1].toLowerCase();
+    if (section !== "core") continue;
+    const kv = /^hookspath\s*=\s*(.*)$/i.exec(rest);
+    if (!kv) continue;
+    let v = kv[1].trim();
+    if (v.startsWith('"')) v = v.slice(1, v.indexOf('"', 1) > 0 ? v.indexOf('"', 1) : undefined);
+    else v = v.replace(/\s*[#;].*$/, "");
+    if (v) found = v;
+  }
+  return found;
+}

@@ -1,0 +1,42 @@
+/**
+ * What a host, git or an editor runs from a project later: the fixed list, and the hooks
+ * directory a repository's `core.hooksPath` names (read from its config text).
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { hooksPathIn, runsLaterPaths } from "../../../src/sandbox/runs_later.ts";
+
+describe("core.hooksPath in a git config", () => {
+  it("is read from [core], in any case, quoted or not, a comment after it dropped; the last wins", () => {
+    assert.equal(hooksPathIn("[core]\n\thooksPath = .githooks\n"), ".githooks");
+    assert.equal(hooksPathIn('[core]\n\thookspath = ".husky/_"\n'), ".husky/_");
+    assert.equal(hooksPathIn("[Core]\nHOOKSPATH=hooks # mine\n"), "hooks");
+    assert.equal(hooksPathIn("[core]\nhooksPath = a\n[core]\nhooksPath = b\n"), "b");
+    assert.equal(hooksPathIn("[core] hooksPath = inline\n"), "inline");
+  });
+
+  it("is not taken from another section, and absent is undefined", () => {
+    assert.equal(hooksPathIn('[remote "origin"]\n\thooksPath = x\n[user]\nname = a\n'), undefined);
+    assert.equal(hooksPathIn("[core]\n\tbare = false\n"), undefined);
+    assert.equal(hooksPathIn(""), undefined);
+  });
+});
+
+describe("the paths kept read-only in a workspace", () => {
+  it("the fixed list, and a hooks directory inside the workspace", () => {
+    const paths = runsLaterPaths("/p", "/h", "[core]\n\thooksPath = tools/hooks/\n");
+    for (
+      const f of ["/p/.git/hooks", "/p/.git/config", "/p/.husky", "/p/.vscode", "/p/.claude", "/p/.mcp.json"]
+    ) {
+      assert.ok(paths.includes(f), f);
+    }
+    assert.ok(paths.includes("/p/tools/hooks"), paths.join(" "));
+  });
+
+  it("never the workspace itself or what lies outside it", () => {
+    const base = runsLaterPaths("/p", "/h", undefined);
+    for (const hooks of [".", "..", "/", "~/hooks", "/etc/hooks", "../p2/hooks"]) {
+      assert.deepEqual(runsLaterPaths("/p", "/h", `[core]\nhooksPath = ${hooks}\n`), base, hooks);
+    }
+  });
+});
