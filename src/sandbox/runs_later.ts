@@ -43,7 +43,9 @@ export function runsLaterPaths(ws: string, home: string, gitConfig: string | und
   // only a directory inside the workspace: elsewhere it is not writable by default, and the
   // workspace itself (or above it) would take the whole workspace's writes away
   if (at && at.startsWith(ws + "/")) out.push(at.replace(/\/+$/, ""));
-  return [...new Set(out)];
+  // one inside another is covered by it (a mount of the outer one carries it)
+  const inside = (a: string) => out.some((b) => a.startsWith(b + "/"));
+  return [...new Set(out)].filter((a) => !inside(a));
 }
 
 /** `core.hooksPath` in a git config's text (the last one set), if any. */

@@ -33,6 +33,12 @@ describe("the paths kept read-only in a workspace", () => {
     assert.ok(paths.includes("/p/tools/hooks"), paths.join(" "));
   });
 
+  it("a hooks directory inside one already listed is left to it (husky's .husky/_)", () => {
+    const paths = runsLaterPaths("/p", "/h", "[core]\n\thooksPath = .husky/_\n");
+    assert.deepEqual(paths, runsLaterPaths("/p", "/h", undefined));
+    assert.ok(paths.includes("/p/.husky"));
+  });
+
   it("never the workspace itself or what lies outside it", () => {
     const base = runsLaterPaths("/p", "/h", undefined);
     for (const hooks of [".", "..", "/", "~/hooks", "/etc/hooks", "../p2/hooks"]) {
