@@ -228,7 +228,7 @@ export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
   const runsLater: string[] = [];
   if ((entry.kind === "tool" || entry.trust === "full") && !workspaceSkipped) {
     put(ws, "write", false);
-    runsLater.push(...runsLaterPaths(ws, ctx.home, ctx.gitConfig));
+    runsLater.push(...runsLaterPaths(ws, ctx.home, ctx.gitConfig, [ctx.adapterDir, ...ctx.servedAdapters]));
     for (const f of runsLater) put(f, "read", false);
   }
   put(ctx.tmpDir, "write", false);

@@ -33,9 +33,14 @@ export const RUNS_LATER = [
 /**
  * The paths in workspace `ws` to keep read-only: RUNS_LATER, and the directory `core.hooksPath`
  * names in the repository's config text when it lies inside `ws` (relative to `ws`; `~/` is
- * `home`).
+ * `home`); none that holds one of `adapters` (directories).
  */
-export function runsLaterPaths(ws: string, home: string, gitConfig: string | undefined): string[] {
+export function runsLaterPaths(
+  ws: string,
+  home: string,
+  gitConfig: string | undefined,
+  adapters: readonly string[] = [],
+): string[] {
   const p = path.posix;
   const out = RUNS_LATER.map((f) => p.join(ws, f));
   const hooks = gitConfig === undefined ? undefined : hooksPathIn(gitConfig);
@@ -43,9 +48,12 @@ export function runsLaterPaths(ws: string, home: string, gitConfig: string | und
   // only a directory inside the workspace: elsewhere it is not writable by default, and the
   // workspace itself (or above it) would take the whole workspace's writes away
   if (at && at.startsWith(ws + "/")) out.push(at.replace(/\/+$/, ""));
-  // one inside another is covered by it (a mount of the outer one carries it)
+  // one inside another is covered by it (a mount of the outer one carries it); one holding an
+  // adapter is left alone (its protected `.serve/` inside a read-only one would take Landlock's
+  // narrowing of the whole workspace, and its tools may write beside themselves)
   const inside = (a: string) => out.some((b) => a.startsWith(b + "/"));
-  return [...new Set(out)].filter((a) => !inside(a));
+  const holdsAdapter = (a: string) => adapters.some((d) => d === a || d.startsWith(a + "/"));
+  return [...new Set(out)].filter((a) => !inside(a) && !holdsAdapter(a));
 }
 
 /** `core.hooksPath` in a git config's text (the last one set), if any. */

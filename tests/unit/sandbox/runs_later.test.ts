@@ -39,6 +39,13 @@ describe("the paths kept read-only in a workspace", () => {
     assert.ok(paths.includes("/p/.husky"));
   });
 
+  it("none that holds an adapter (kept there, its tools write beside themselves)", () => {
+    const paths = runsLaterPaths("/p", "/h", undefined, ["/p/.claude/adapters/notes", "/elsewhere"]);
+    assert.ok(!paths.includes("/p/.claude"), paths.join(" "));
+    assert.ok(paths.includes("/p/.vscode"));
+    assert.ok(!runsLaterPaths("/p", "/h", undefined, ["/p/.hermit"]).includes("/p/.hermit"));
+  });
+
   it("never the workspace itself or what lies outside it", () => {
     const base = runsLaterPaths("/p", "/h", undefined);
     for (const hooks of [".", "..", "/", "~/hooks", "/etc/hooks", "../p2/hooks"]) {
