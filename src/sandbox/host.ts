@@ -7,12 +7,13 @@
  * entry (`tools`, `check`): the forecast, then what the launcher reported. It warns once per
  * entry about what is not, refuses under `require`, and logs every `sandbox: off` at start.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { log } from "../log.ts";
 import type { InterpolationContext } from "../manifest/interpolate.ts";
 import type { CommandTool, Manifest, Upstream } from "../manifest/types.ts";
 import { homeDir, stateDir } from "../platform/paths.ts";
+import { readTextCapped } from "../platform/read_capped.ts";
 import { type ProcessGroup, spawnInGroup } from "../process/group.ts";
 import {
   type Capabilities,
@@ -264,10 +265,13 @@ export class SandboxHost {
   }
 }
 
-/** The first 64 KiB of a small text file, if it can be read (read at every start: it may change). */
+/**
+ * A small text file (at most 64 KiB), if it is one: not a FIFO (which would block), a link to
+ * /dev/zero (endless) or larger. Read at every start (it may change).
+ */
 function readText(file: string): string | undefined {
   try {
-    return readFileSync(file, "utf8").slice(0, 64 * 1024);
+    return readTextCapped(file, 64 * 1024);
   } catch {
     return undefined;
   }

@@ -7,7 +7,8 @@
  * it. Checked with the compiled binary on the real kernel; a temporary HOME and HERMIT_HOME.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { after, before, describe, it } from "node:test";
@@ -134,6 +135,27 @@ describe("a tool that plants files for the sandbox launcher", { skip: ready.skip
     );
     assert.equal(readFileSync(path.join(ws, ".git/config"), "utf8"), GIT_CONFIG);
     assert.doesNotMatch(r.stderr, /not enforced|can be changed/, "the mounts did it all: nothing narrowed");
+  });
+
+  it("a .git/config that is a FIFO or a link to /dev/zero does not stop hermit (it reads the hooks path there)", async () => {
+    const other = path.join(tmp.path, "ws-odd");
+    for (
+      const [name, make] of [
+        ["fifo", (f: string) => execFileSync("mkfifo", [f])],
+        ["zero", (f: string) => symlinkSync("/dev/zero", f)],
+      ] as const
+    ) {
+      const ws2 = path.join(other, name);
+      mkdirSync(path.join(ws2, ".git"), { recursive: true });
+      make(path.join(ws2, ".git", "config"));
+      const r = await runHermit(["call", dir, "plant"], {
+        cwd: tmp.path,
+        env: { ...env, HERMIT_WORKSPACE: ws2 },
+        timeoutMs: 30_000,
+      });
+      // the tool itself fails (its directory is not in this workspace, so not writable): it ran
+      assert.match(r.stdout, /EACCES/, `${name}: ${r.stdout}${r.stderr}`);
+    }
   });
 
   it("plants them (its directory is writable), but its next call is as confined as the first", async () => {
