@@ -8,7 +8,7 @@
  * cache says: npm's `_npx/<hash>/package.json` records the specs it was made for, bunx keeps one
  * directory per spec in the temporary directory.
  */
-import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import process from "node:process";
@@ -25,7 +25,9 @@ export function versionThatRan(
   if (pid !== undefined && platform === "linux") {
     for (const member of groupMembers(pid) ?? []) {
       for (const arg of commandLine(member)) {
-        const v = versionAtPath(ref, arg);
+        // as the process sees it first: a confined one has its own layer over the package cache
+        const seen = arg.startsWith("/") ? inRootOf(member, arg) : undefined;
+        const v = (seen ? versionAtPath(ref, seen, true) : undefined) ?? versionAtPath(ref, arg);
         if (v) return v;
       }
     }
@@ -41,13 +43,48 @@ function commandLine(pid: number): string[] {
   }
 }
 
-/** The version of `ref`'s package that `file` (a script a process runs) belongs to. Pure over the file system. */
-export function versionAtPath(ref: PackageRef, file: string): string | undefined {
+/**
+ * `file` as process `pid` sees it, through `/proc/PID/root` (its own mounts), every symbolic link
+ * resolved inside that root; undefined where it cannot be followed.
+ */
+function inRootOf(pid: number, file: string): string | undefined {
+  const root = `/proc/${pid}/root`;
+  let rest = file.split("/").filter(Boolean);
+  let done: string[] = [];
+  for (let links = 0; rest.length;) {
+    const name = rest.shift()!;
+    if (name === ".") continue;
+    if (name === "..") {
+      done.pop();
+      continue;
+    }
+    const at = `${root}/${[...done, name].join("/")}`;
+    let target: string | undefined;
+    try {
+      if (lstatSync(at).isSymbolicLink()) target = readlinkSync(at);
+    } catch {
+      return undefined;
+    }
+    if (target === undefined) done.push(name);
+    else {
+      if (++links > 40) return undefined;
+      if (target.startsWith("/")) done = [];
+      rest = [...target.split("/").filter(Boolean), ...rest];
+    }
+  }
+  return `${root}/${done.join("/")}`;
+}
+
+/**
+ * The version of `ref`'s package that `file` (a script a process runs) belongs to; `resolved`:
+ * its links are resolved already. Pure over the file system.
+ */
+export function versionAtPath(ref: PackageRef, file: string, resolved = false): string | undefined {
   if (!path.isAbsolute(file) || !existsSync(file)) return undefined;
   if (ref.runner === "uvx") return pythonEnvVersion(ref.name, file);
   let dir: string;
   try {
-    dir = path.dirname(realpathSync(file));
+    dir = path.dirname(resolved ? file : realpathSync(file));
   } catch {
     return undefined;
   }

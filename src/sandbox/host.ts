@@ -26,6 +26,7 @@ import {
   warningLine,
 } from "./enforcement.ts";
 import { learnCapabilities, probeCapabilities } from "./facts.ts";
+import { layersFor } from "./layers.ts";
 import { type Entry, type Policy, type PolicyContext, resolvePolicy } from "./policy.ts";
 import { EgressProxy } from "./proxy.ts";
 import { recordServed } from "./served.ts";
@@ -193,7 +194,14 @@ export class SandboxHost {
     const proxyPort = policy.network.mode === "allow" ? await this.#proxy(entry.label, policy) : undefined;
     const env = confinedEnv(req.env, policy.network, tmpDir, proxyPort);
     const { group, report } = await startConfined(
-      { platform, seatbelt: this.caps.seatbelt, label: entry.label, policy, proxyPort },
+      {
+        platform,
+        seatbelt: this.caps.seatbelt,
+        label: entry.label,
+        policy,
+        proxyPort,
+        layers: layersFor(this.#stateDir, this.#manifest.dir, entry.label, policy.caches),
+      },
       { ...req, env },
       stdio,
     );

@@ -15,6 +15,7 @@ import {
   planLandlock,
   rulesetAttrSize,
 } from "./landlock.ts";
+import type { Layer } from "./layers.ts";
 import type { NetworkRule } from "./policy.ts";
 import { seccompFilter, type SeccompNet } from "./seccomp.ts";
 import { expandGlob } from "./secrets.ts";
@@ -79,16 +80,35 @@ export function enterNamespaces(
   net: boolean,
   hide: FsRule[],
   pins: string[] = [],
-): { mounts: number } | string {
+  layers: readonly Layer[] = [],
+): { mounts: number; layers: number } | string {
   const uid = process.getuid!();
   const gid = process.getgid!();
-  const r = c.call("unshare", CLONE_NEWUSER | (net ? CLONE_NEWNET : 0) | (hide.length ? CLONE_NEWNS : 0));
+  const mountNs = hide.length > 0 || layers.length > 0;
+  const r = c.call("unshare", CLONE_NEWUSER | (net ? CLONE_NEWNET : 0) | (mountNs ? CLONE_NEWNS : 0));
   if (r < 0) return `the kernel refused one (${errnoName(r)})`;
   writeFileSync("/proc/self/setgroups", "deny");
   writeFileSync("/proc/self/uid_map", `${uid} ${uid} 1`);
   writeFileSync("/proc/self/gid_map", `${gid} ${gid} 1`);
   if (net) loopbackUp(c);
-  return { mounts: hide.length ? hideByMounts(c, hide, pins) : 0 };
+  if (mountNs) {
+    c.call("mount", c.address(cString("none")), c.address(cString("/")), 0, MS.REC | MS.PRIVATE, 0);
+  }
+  const layered = layers.filter((l) => mountLayer(c, l)).length;
+  return { mounts: hide.length ? hideByMounts(c, hide, pins) : 0, layers: layered };
+}
+
+/**
+ * An overlay on `l.path` whose writes go to the entry's own upper directory: what the user's cache
+ * holds stays readable, nothing in it is changed. Whether it was mounted (an older kernel or a
+ * file system without user xattrs for the upper: the cache is then written in place).
+ */
+function mountLayer(c: Libc, l: Layer): boolean {
+  const target = cString(l.path);
+  const options = cString(`userxattr,lowerdir=${l.path},upperdir=${l.upper},workdir=${l.work}`);
+  const overlay = cString("overlay");
+  return c.call("mount", c.address(overlay), c.address(target), c.address(overlay), 0, c.address(options)) ===
+    0;
 }
 
 /** Rule paths as the kernel sees them: globs expanded, symlinks resolved, missing paths left out. */

@@ -29,8 +29,10 @@ import {
   enterNamespaces,
   errnoName,
   expandRules,
+  fsView,
   installSeccomp,
 } from "./kernel.ts";
+import type { Layer } from "./layers.ts";
 import type { FsRule } from "./landlock.ts";
 import type { NetworkRule } from "./policy.ts";
 
@@ -47,6 +49,8 @@ export interface LaunchPlan {
   require: boolean;
   /** Variables the parent set for the launcher alone; removed before the target runs. */
   launcherEnv: string[];
+  /** Package caches the entry sees through a layer of its own (`layers.ts`). */
+  layers?: Layer[];
 }
 
 export interface LaunchReport {
@@ -54,6 +58,8 @@ export interface LaunchReport {
   rules: number;
   /** Protected paths covered by a mount rather than left out of Landlock's rules. */
   mounts: number;
+  /** Package caches given a layer of the entry's own (the rest are written in place). */
+  layers?: number;
   /** Directories whose new entries are out of reach (see `landlock.ts`). */
   narrowed: string[];
   /** Read-only files left writable: no mount namespace to protect them with (`FsRule.soft`). */
@@ -149,14 +155,16 @@ export function runLauncher(argv: string[]): number {
   const fs = expandRules(plan.fs);
   const wantNet = plan.network.mode === "none";
   const wantMounts = coveredByWrite(fs);
-  if (wantNet || wantMounts.length) {
+  const layers = (plan.layers ?? []).filter((l) => fsView.isDir(l.path));
+  if (wantNet || wantMounts.length || layers.length) {
     const ns = threads !== 1
       ? `the launcher runs ${threads} threads`
-      : enterNamespaces(c, wantNet, wantMounts, pinnedDirs(fs, wantMounts));
+      : enterNamespaces(c, wantNet, wantMounts, pinnedDirs(fs, wantMounts), layers);
     if (typeof ns === "string") report.caps.why.namespace = ns;
     else {
       report.caps.namespace = wantNet;
       report.mounts = ns.mounts;
+      if (layers.length) report.layers = ns.layers;
       // the working directory still names the directory under the new mounts: enter it again by
       // its path, so what is relative to it (./hermit.yaml, .serve/) meets them too
       if (ns.mounts) process.chdir(process.cwd());

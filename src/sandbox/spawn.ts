@@ -7,12 +7,13 @@
  * its policy may write that must exist first, and its environment (its TMPDIR, the variables for
  * the egress proxy and for working offline).
  */
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { log } from "../log.ts";
 import { selfCommand } from "../platform/runtime.ts";
 import { type ProcessGroup, spawnInGroup } from "../process/group.ts";
 import { LAUNCHER_ARG, type LaunchPlan, type LaunchReport } from "./launcher.ts";
+import type { Layer } from "./layers.ts";
 import { managerOf, type NetworkRule, type Policy } from "./policy.ts";
 import { seatbeltProfile } from "./seatbelt.ts";
 
@@ -40,6 +41,8 @@ export interface ConfinedStart {
   policy: Policy;
   /** The entry's egress proxy, under a `network:` list. */
   proxyPort: number | undefined;
+  /** Its own layers over the package caches (Linux; made here before it starts). */
+  layers?: Layer[];
 }
 
 /**
@@ -62,6 +65,7 @@ export async function startConfined(
       proxyPort,
       require: policy.require,
       launcherEnv: [],
+      layers: prepareLayers(how.layers ?? []),
     };
     log.debug(`${how.label}: sandbox plan ${JSON.stringify(plan)}`);
     return await throughLauncher(plan, req, stdio);
@@ -70,6 +74,20 @@ export async function startConfined(
     ? throughSeatbelt(seatbeltProfile({ fs: policy.fs, network: policy.network, proxyPort }), req, stdio)
     : spawnInGroup(req.command, req.args, { env: req.env, cwd: req.cwd, stdio });
   return { group };
+}
+
+/** The layers whose directories could be made (0700: only ours). */
+function prepareLayers(layers: readonly Layer[]): Layer[] {
+  return layers.filter((l) => {
+    if (!existsSync(l.path)) return false; // no cache to layer (the launcher would skip it too)
+    try {
+      mkdirSync(l.upper, { recursive: true, mode: 0o700 });
+      mkdirSync(l.work, { recursive: true, mode: 0o700 });
+      return true;
+    } catch {
+      return false; // the cache is written in place
+    }
+  });
 }
 
 /**

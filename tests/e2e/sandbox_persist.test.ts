@@ -38,6 +38,11 @@ const data = process.env.HOME + "/.local/share";
 attempt("pnpmBin", () => writeFileSync(data + "/pnpm/ls", "#!/bin/sh\\n", { mode: 0o755 }));
 attempt("uvTool", () => writeFileSync(data + "/uv/tools/ruff/bin/ruff", "#!/bin/sh\\n"));
 attempt("uvCredentials", () => readFileSync(data + "/uv/credentials/credentials.toml", "utf8"));
+// an npx install the user runs as it is found: the entry's write goes to a layer of its own
+const npx = process.env.HOME + "/.npm/_npx/0123456789abcdef/node_modules/pkg/index.js";
+const npxBefore = readFileSync(npx, "utf8");
+attempt("npxInstall", () => writeFileSync(npx, "// trojan\\n"));
+tries.npxSeen = npxBefore;
 // what git, an editor or a host runs from the project later, unconfined; and what it may change
 const ws = process.env.WS;
 attempt("gitHook", () => writeFileSync(ws + "/.git/hooks/pre-commit", "#!/bin/sh\\n", { mode: 0o755 }));
@@ -71,6 +76,11 @@ describe("a tool that plants files for the sandbox launcher", { skip: ready.skip
     writeFileSync(path.join(ws, ".git/config"), GIT_CONFIG);
     writeFileSync(path.join(ws, ".mcp.json"), '{"mcpServers":{}}');
     writeFileSync(path.join(ws, "src/main.js"), "// the user's code\n");
+    mkdirSync(path.join(home, ".npm/_npx/0123456789abcdef/node_modules/pkg"), { recursive: true });
+    writeFileSync(
+      path.join(home, ".npm/_npx/0123456789abcdef/node_modules/pkg/index.js"),
+      "// the package\n",
+    );
     for (
       const d of [".local/share/pnpm/store", ".local/share/uv/tools/ruff/bin", ".local/share/uv/credentials"]
     ) {
@@ -116,6 +126,21 @@ describe("a tool that plants files for the sandbox launcher", { skip: ready.skip
       readFileSync(path.join(home, ".local/share/uv/tools/ruff/bin/ruff"), "utf8"),
       "#!/bin/sh\n# the user's ruff\n",
     );
+  });
+
+  it("writes the npm cache in a layer of its own: the user's npx install is unchanged, its own change stays its own", async () => {
+    const call = async () => {
+      const r = await runHermit(["call", dir, "plant"], { cwd: tmp.path, env, timeoutMs: 60_000 });
+      assert.equal(r.code, 0, r.stderr);
+      return JSON.parse(r.stdout.trim().split("\n").pop()!);
+    };
+    const first = await call();
+    assert.equal(first.npxInstall, "ok", "npm's cache is writable to it (npx -y must work)");
+    const file = path.join(home, ".npm/_npx/0123456789abcdef/node_modules/pkg/index.js");
+    assert.equal(readFileSync(file, "utf8"), "// the package\n", "the user's npx install was changed");
+    const second = await call();
+    assert.equal(second.npxSeen, "// trojan\n", "its own layer is kept from one start to the next");
+    assert.equal(readFileSync(file, "utf8"), "// the package\n");
   });
 
   it("cannot change what git, an editor or a host runs from the project later; can change the project", async () => {
