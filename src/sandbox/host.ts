@@ -26,7 +26,7 @@ import {
   warningLine,
 } from "./enforcement.ts";
 import { learnCapabilities, probeCapabilities } from "./facts.ts";
-import { layersFor } from "./layers.ts";
+import { claimLayers } from "./layers.ts";
 import { type Entry, type Policy, type PolicyContext, resolvePolicy } from "./policy.ts";
 import { EgressProxy } from "./proxy.ts";
 import { recordServed } from "./served.ts";
@@ -193,20 +193,24 @@ export class SandboxHost {
     }
     const proxyPort = policy.network.mode === "allow" ? await this.#proxy(entry.label, policy) : undefined;
     const env = confinedEnv(req.env, policy.network, tmpDir, proxyPort);
-    const { group, report } = await startConfined(
-      {
-        platform,
-        seatbelt: this.caps.seatbelt,
-        label: entry.label,
-        policy,
-        proxyPort,
-        layers: layersFor(this.#stateDir, this.#manifest.dir, entry.label, policy.caches),
-      },
-      { ...req, env },
-      stdio,
-    );
+    const layers = platform === "linux"
+      ? await claimLayers(this.#stateDir, this.#manifest.dir, entry.label, policy.caches)
+      : { layers: [], release: () => {} };
+    const how = {
+      platform,
+      seatbelt: this.caps.seatbelt,
+      label: entry.label,
+      policy,
+      proxyPort,
+      layers: layers.layers,
+    };
+    const { group, report } = await startConfined(how, { ...req, env }, stdio).catch((err) => {
+      layers.release();
+      throw err;
+    });
     // a daemon it leaves behind with setsid is an escape the process layer follows (process/escapes.ts)
     if (tmpDir) void group.exited.then(() => this.#tmp.drop(tmpDir));
+    void group.exited.then(() => layers.release());
     if (!report) settle(forecast);
     else {
       learnCapabilities(this.caps, report.caps);

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { layersFor, layersRoot } from "../../../src/sandbox/layers.ts";
+import { claimLayers, layersFor, layersRoot } from "../../../src/sandbox/layers.ts";
+import { tempDir } from "../../helpers/tmp.ts";
 
 describe("layers over the package caches", () => {
   const caches = [
@@ -23,8 +24,8 @@ describe("layers over the package caches", () => {
     assert.deepEqual(layersFor("/s", "/ad", "mcp_servers.web", caches), a);
     const other = layersFor("/s", "/ad", "tools.fetch", caches);
     assert.notEqual(
-      other[0].upper.split("/").at(-3),
-      a[0].upper.split("/").at(-3),
+      other[0].upper.split("/").at(-4),
+      a[0].upper.split("/").at(-4),
       "another entry, another layer",
     );
     assert.notEqual(layersFor("/s", "/other", "mcp_servers.web", caches)[0].upper, a[0].upper);
@@ -36,5 +37,27 @@ describe("layers over the package caches", () => {
       "/h/.npm",
       "/h/.cache/uv",
     ]);
+  });
+
+  it("a start claims a slot no running start of the entry holds (one overlay per upper directory)", async () => {
+    const tmp = tempDir();
+    try {
+      const one = await claimLayers(tmp.path, "/ad", "mcp_servers.web", caches);
+      const two = await claimLayers(tmp.path, "/ad", "mcp_servers.web", caches);
+      assert.equal(one.layers.length, 2);
+      assert.notEqual(one.layers[0].upper, two.layers[0].upper, "two starts at once: two slots");
+      one.release();
+      const three = await claimLayers(tmp.path, "/ad", "mcp_servers.web", caches);
+      assert.equal(
+        three.layers[0].upper,
+        one.layers[0].upper,
+        "a released slot is taken again (its downloads kept)",
+      );
+      two.release();
+      three.release();
+      assert.deepEqual((await claimLayers(tmp.path, "/ad", "x", [])).layers, []);
+    } finally {
+      tmp.cleanup();
+    }
   });
 });
