@@ -167,7 +167,7 @@ export function runLauncher(argv: string[]): number {
       if (layers.length) report.layers = ns.layers;
       // the working directory still names the directory under the new mounts: enter it again by
       // its path, so what is relative to it (./hermit.yaml, .serve/) meets them too
-      if (ns.mounts) process.chdir(process.cwd());
+      if (ns.mounts || ns.layers) process.chdir(process.cwd());
     }
   }
   if (!wantNet) delete report.caps.why.namespace;
