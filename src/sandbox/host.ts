@@ -7,7 +7,7 @@
  * entry (`tools`, `check`): the forecast, then what the launcher reported. It warns once per
  * entry about what is not, refuses under `require`, and logs every `sandbox: off` at start.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { log } from "../log.ts";
 import type { InterpolationContext } from "../manifest/interpolate.ts";
@@ -28,6 +28,7 @@ import {
 import { learnCapabilities, probeCapabilities } from "./facts.ts";
 import { claimLayers } from "./layers.ts";
 import { type Entry, type Policy, type PolicyContext, resolvePolicy } from "./policy.ts";
+import { gitModulesIn } from "./runs_later.ts";
 import { EgressProxy } from "./proxy.ts";
 import { recordServed } from "./served.ts";
 import { confinedEnv, type SpawnRequest, startConfined } from "./spawn.ts";
@@ -123,6 +124,7 @@ export class SandboxHost {
       requireAll: this.#opts.env.HERMIT_SANDBOX === "require",
       npmrc: this.#npmrc(childEnv),
       gitConfig: readText(path.join(this.#opts.interpolation.workspaceFolder, ".git", "config")),
+      gitModules: submodules(path.join(this.#opts.interpolation.workspaceFolder, ".git", "modules")),
       childEnv,
     };
     return resolvePolicy(entry, ctx);
@@ -287,4 +289,18 @@ function readText(file: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The submodules' git directories under `modules` (a repository's `.git/modules`), never through a link. */
+function submodules(modules: string): string[] {
+  const list = (rel: string) => {
+    try {
+      return readdirSync(path.join(modules, rel), { withFileTypes: true }).filter((d) => d.isDirectory()).map(
+        (d) => d.name,
+      );
+    } catch {
+      return undefined;
+    }
+  };
+  return gitModulesIn(list, (rel) => existsSync(path.join(modules, rel, "HEAD")));
 }

@@ -50,6 +50,8 @@ export interface PolicyContext {
   npmrc?: string;
   /** The text of the workspace's `.git/config`, where `core.hooksPath` may move git's hooks. */
   gitConfig?: string;
+  /** The workspace repository's submodules (`.git/modules/…`), as `gitModulesIn` finds them. */
+  gitModules?: readonly string[];
   /**
    * The environment the child gets (gate 2's filtered one plus what the entry declares), when
    * known: a cache variable only moves the cache the child uses if the child has it. Without it,
@@ -228,7 +230,12 @@ export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
   const runsLater: string[] = [];
   if ((entry.kind === "tool" || entry.trust === "full") && !workspaceSkipped) {
     put(ws, "write", false);
-    runsLater.push(...runsLaterPaths(ws, ctx.home, ctx.gitConfig, [ctx.adapterDir, ...ctx.servedAdapters]));
+    runsLater.push(...runsLaterPaths(ws, {
+      home: ctx.home,
+      gitConfig: ctx.gitConfig,
+      modules: ctx.gitModules,
+      adapters: [ctx.adapterDir, ...ctx.servedAdapters],
+    }));
     for (const f of runsLater) put(f, "read", false);
   }
   put(ctx.tmpDir, "write", false);

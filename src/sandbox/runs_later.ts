@@ -30,30 +30,69 @@ export const RUNS_LATER = [
   ".hermit",
 ];
 
+/** What is known of the workspace's repository and the adapters, for `runsLaterPaths`. */
+export interface Repository {
+  home: string;
+  /** The text of `.git/config`. */
+  gitConfig?: string;
+  /** Each submodule's git directory, relative to `.git/modules` (`gitModulesIn`). */
+  modules?: readonly string[];
+  /** Directories holding adapters. */
+  adapters?: readonly string[];
+}
+
 /**
- * The paths in workspace `ws` to keep read-only: RUNS_LATER, and the directory `core.hooksPath`
- * names in the repository's config text when it lies inside `ws` (relative to `ws`; `~/` is
- * `home`); none that holds one of `adapters` (directories).
+ * The paths in workspace `ws` to keep read-only: RUNS_LATER; the directory `core.hooksPath` names
+ * in the repository's config when it lies inside `ws` (relative to `ws`; `~/` is `home`); each
+ * submodule's hooks and config (`git status` in the project runs one in every submodule, which
+ * reads its own config); none that holds an adapter.
  */
-export function runsLaterPaths(
-  ws: string,
-  home: string,
-  gitConfig: string | undefined,
-  adapters: readonly string[] = [],
-): string[] {
+export function runsLaterPaths(ws: string, repo: Repository): string[] {
   const p = path.posix;
   const out = RUNS_LATER.map((f) => p.join(ws, f));
-  const hooks = gitConfig === undefined ? undefined : hooksPathIn(gitConfig);
-  const at = hooks && (hooks.startsWith("~/") ? p.join(home, hooks.slice(2)) : p.resolve(ws, hooks));
+  const hooks = repo.gitConfig === undefined ? undefined : hooksPathIn(repo.gitConfig);
+  const at = hooks && (hooks.startsWith("~/") ? p.join(repo.home, hooks.slice(2)) : p.resolve(ws, hooks));
   // only a directory inside the workspace: elsewhere it is not writable by default, and the
   // workspace itself (or above it) would take the whole workspace's writes away
   if (at && at.startsWith(ws + "/")) out.push(at.replace(/\/+$/, ""));
+  for (const m of repo.modules ?? []) {
+    const dir = p.join(ws, ".git", "modules", m);
+    if (dir.startsWith(p.join(ws, ".git", "modules") + "/")) {
+      out.push(p.join(dir, "hooks"), p.join(dir, "config"));
+    }
+  }
   // one inside another is covered by it (a mount of the outer one carries it); one holding an
   // adapter is left alone (its protected `.serve/` inside a read-only one would take Landlock's
   // narrowing of the whole workspace, and its tools may write beside themselves)
   const inside = (a: string) => out.some((b) => a.startsWith(b + "/"));
+  const adapters = repo.adapters ?? [];
   const holdsAdapter = (a: string) => adapters.some((d) => d === a || d.startsWith(a + "/"));
   return [...new Set(out)].filter((a) => !inside(a) && !holdsAdapter(a));
+}
+
+/**
+ * The submodules' git directories under a repository's `.git/modules` (a name may have slashes;
+ * a submodule's own submodules are under its `modules/`), relative to it: each directory that
+ * holds a `HEAD`. `list` gives a directory's subdirectories (undefined: none). At most 200,
+ * 8 levels down.
+ */
+export function gitModulesIn(
+  list: (dir: string) => string[] | undefined,
+  isModule: (dir: string) => boolean,
+): string[] {
+  const found: string[] = [];
+  const walk = (rel: string, depth: number) => {
+    if (depth > 8 || found.length >= 200) return;
+    for (const name of list(rel) ?? []) {
+      const sub = rel ? `${rel}/${name}` : name;
+      if (isModule(sub)) {
+        found.push(sub);
+        walk(`${sub}/modules`, depth + 1);
+      } else walk(sub, depth + 1);
+    }
+  };
+  walk("", 0);
+  return found;
 }
 
 /** `core.hooksPath` in a git config's text (the last one set), if any. */

@@ -52,6 +52,8 @@ attempt("claudeSettings", () => writeFileSync(ws + "/.claude/settings.json", "{}
 attempt("mcpJson", () => writeFileSync(ws + "/.mcp.json", "{}"));
 attempt("hooksPath", () => writeFileSync(ws + "/.githooks/pre-commit", "#!/bin/sh\\n", { mode: 0o755 }));
 attempt("husky", () => writeFileSync(ws + "/.husky/pre-commit", "#!/bin/sh\\n"));
+attempt("submoduleConfig", () => writeFileSync(ws + "/.git/modules/lib/config", "[core]\\n\\tfsmonitor = /tmp/x\\n"));
+attempt("submoduleHook", () => writeFileSync(ws + "/.git/modules/lib/hooks/post-checkout", "#!/bin/sh\\n"));
 attempt("gitIndex", () => writeFileSync(ws + "/.git/index.lock", ""));
 attempt("source", () => writeFileSync(ws + "/src/main.js", "// changed\\n"));
 console.log(JSON.stringify({ direct, ...tries }));
@@ -70,10 +72,14 @@ describe("a tool that plants files for the sandbox launcher", { skip: ready.skip
     mkdirSync(path.join(home, ".ssh"), { recursive: true });
     writeFileSync(path.join(home, ".ssh", "id_ed25519"), KEY, { mode: 0o600 });
     mkdirSync(dir, { recursive: true });
-    for (const d of [".git/hooks", ".githooks", ".husky", ".vscode", ".claude", "src"]) {
+    for (
+      const d of [".git/hooks", ".git/modules/lib/hooks", ".githooks", ".husky", ".vscode", ".claude", "src"]
+    ) {
       mkdirSync(path.join(ws, d), { recursive: true });
     }
     writeFileSync(path.join(ws, ".git/config"), GIT_CONFIG);
+    writeFileSync(path.join(ws, ".git/modules/lib/config"), "[core]\n\tbare = false\n");
+    writeFileSync(path.join(ws, ".git/modules/lib/HEAD"), "ref: refs/heads/main\n");
     writeFileSync(path.join(ws, ".mcp.json"), '{"mcpServers":{}}');
     writeFileSync(path.join(ws, "src/main.js"), "// the user's code\n");
     mkdirSync(path.join(home, ".npm/_npx/0123456789abcdef/node_modules/pkg"), { recursive: true });
@@ -149,7 +155,17 @@ describe("a tool that plants files for the sandbox launcher", { skip: ready.skip
     const got = JSON.parse(r.stdout.trim().split("\n").pop()!);
     const refused = (code: string) => code === "EROFS" || code === "EACCES";
     for (
-      const k of ["gitHook", "gitConfig", "hooksPath", "husky", "vscodeTasks", "claudeSettings", "mcpJson"]
+      const k of [
+        "gitHook",
+        "gitConfig",
+        "hooksPath",
+        "husky",
+        "submoduleConfig",
+        "submoduleHook",
+        "vscodeTasks",
+        "claudeSettings",
+        "mcpJson",
+      ]
     ) {
       assert.ok(refused(got[k]), `${k}: ${got[k]} (${r.stdout})`);
     }

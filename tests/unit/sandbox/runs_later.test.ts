@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { hooksPathIn, runsLaterPaths } from "../../../src/sandbox/runs_later.ts";
+import { gitModulesIn, hooksPathIn, runsLaterPaths } from "../../../src/sandbox/runs_later.ts";
 
 describe("core.hooksPath in a git config", () => {
   it("is read from [core], in any case, quoted or not, a comment after it dropped; the last wins", () => {
@@ -24,7 +24,7 @@ describe("core.hooksPath in a git config", () => {
 
 describe("the paths kept read-only in a workspace", () => {
   it("the fixed list, and a hooks directory inside the workspace", () => {
-    const paths = runsLaterPaths("/p", "/h", "[core]\n\thooksPath = tools/hooks/\n");
+    const paths = runsLaterPaths("/p", { home: "/h", gitConfig: "[core]\n\thooksPath = tools/hooks/\n" });
     for (
       const f of ["/p/.git/hooks", "/p/.git/config", "/p/.husky", "/p/.vscode", "/p/.claude", "/p/.mcp.json"]
     ) {
@@ -34,22 +34,57 @@ describe("the paths kept read-only in a workspace", () => {
   });
 
   it("a hooks directory inside one already listed is left to it (husky's .husky/_)", () => {
-    const paths = runsLaterPaths("/p", "/h", "[core]\n\thooksPath = .husky/_\n");
-    assert.deepEqual(paths, runsLaterPaths("/p", "/h", undefined));
+    const paths = runsLaterPaths("/p", { home: "/h", gitConfig: "[core]\n\thooksPath = .husky/_\n" });
+    assert.deepEqual(paths, runsLaterPaths("/p", { home: "/h" }));
     assert.ok(paths.includes("/p/.husky"));
   });
 
   it("none that holds an adapter (kept there, its tools write beside themselves)", () => {
-    const paths = runsLaterPaths("/p", "/h", undefined, ["/p/.claude/adapters/notes", "/elsewhere"]);
+    const paths = runsLaterPaths("/p", { home: "/h", adapters: ["/p/.claude/adapters/notes", "/elsewhere"] });
     assert.ok(!paths.includes("/p/.claude"), paths.join(" "));
     assert.ok(paths.includes("/p/.vscode"));
-    assert.ok(!runsLaterPaths("/p", "/h", undefined, ["/p/.hermit"]).includes("/p/.hermit"));
+    assert.ok(!runsLaterPaths("/p", { home: "/h", adapters: ["/p/.hermit"] }).includes("/p/.hermit"));
   });
 
   it("never the workspace itself or what lies outside it", () => {
-    const base = runsLaterPaths("/p", "/h", undefined);
+    const base = runsLaterPaths("/p", { home: "/h" });
     for (const hooks of [".", "..", "/", "~/hooks", "/etc/hooks", "../p2/hooks"]) {
-      assert.deepEqual(runsLaterPaths("/p", "/h", `[core]\nhooksPath = ${hooks}\n`), base, hooks);
+      assert.deepEqual(
+        runsLaterPaths("/p", { home: "/h", gitConfig: `[core]\nhooksPath = ${hooks}\n` }),
+        base,
+        hooks,
+      );
     }
+  });
+});
+
+describe("a repository's submodules", () => {
+  it("each one's hooks and config, nested and slashed names included; nothing outside .git/modules", () => {
+    const paths = runsLaterPaths("/p", {
+      home: "/h",
+      modules: ["lib", "vendor/x", "lib/modules/deep", "../../etc"],
+    });
+    for (const m of ["lib", "vendor/x", "lib/modules/deep"]) {
+      assert.ok(paths.includes(`/p/.git/modules/${m}/hooks`), m);
+      assert.ok(paths.includes(`/p/.git/modules/${m}/config`), m);
+    }
+    assert.ok(!paths.some((x) => x.startsWith("/etc") || x === "/p/config"), paths.join(" "));
+  });
+
+  it("are found where a directory holds a HEAD, under names with slashes and in a submodule's modules/", () => {
+    const tree: Record<string, string[]> = {
+      "": ["lib", "vendor"],
+      "lib": ["hooks", "modules", "objects"],
+      "lib/modules": ["deep"],
+      "lib/modules/deep": ["hooks"],
+      "vendor": ["x"],
+      "vendor/x": ["hooks"],
+    };
+    const heads = new Set(["lib", "lib/modules/deep", "vendor/x"]);
+    assert.deepEqual(gitModulesIn((d) => tree[d], (d) => heads.has(d)), [
+      "lib",
+      "lib/modules/deep",
+      "vendor/x",
+    ]);
   });
 });
