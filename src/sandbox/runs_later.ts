@@ -74,15 +74,16 @@ export function runsLaterPaths(ws: string, repo: Repository): string[] {
  * The submodules' git directories under a repository's `.git/modules` (a name may have slashes;
  * a submodule's own submodules are under its `modules/`), relative to it: each directory that
  * holds a `HEAD`. `list` gives a directory's subdirectories (undefined: none). At most 200,
- * 8 levels down.
+ * 8 levels down, 2000 directories listed.
  */
 export function gitModulesIn(
   list: (dir: string) => string[] | undefined,
   isModule: (dir: string) => boolean,
 ): string[] {
   const found: string[] = [];
+  let listed = 0; // a tree made to be wide (an entry may write .git) is not walked without end
   const walk = (rel: string, depth: number) => {
-    if (depth > 8 || found.length >= 200) return;
+    if (depth > 8 || found.length >= 200 || ++listed > 2000) return;
     for (const name of list(rel) ?? []) {
       const sub = rel ? `${rel}/${name}` : name;
       if (isModule(sub)) {

@@ -87,4 +87,11 @@ describe("a repository's submodules", () => {
       "vendor/x",
     ]);
   });
+
+  it("a tree made wide and deep to stall hermit is listed at most 2000 times", () => {
+    let listed = 0;
+    const wide = () => (listed++, ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]);
+    assert.deepEqual(gitModulesIn(wide, () => false), []);
+    assert.ok(listed <= 2000, String(listed));
+  });
 });
