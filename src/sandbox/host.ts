@@ -7,13 +7,12 @@
  * entry (`tools`, `check`): the forecast, then what the launcher reported. It warns once per
  * entry about what is not, refuses under `require`, and logs every `sandbox: off` at start.
  */
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { log } from "../log.ts";
 import type { InterpolationContext } from "../manifest/interpolate.ts";
 import type { CommandTool, Manifest, Upstream } from "../manifest/types.ts";
 import { homeDir, stateDir } from "../platform/paths.ts";
-import { readTextCapped } from "../platform/read_capped.ts";
 import { type ProcessGroup, spawnInGroup } from "../process/group.ts";
 import {
   type Capabilities,
@@ -28,7 +27,7 @@ import {
 import { learnCapabilities, probeCapabilities } from "./facts.ts";
 import { claimLayers } from "./layers.ts";
 import { type Entry, type Policy, type PolicyContext, resolvePolicy } from "./policy.ts";
-import { gitModulesIn } from "./runs_later.ts";
+import { readSmallText, submodules } from "./workspace_files.ts";
 import { EgressProxy } from "./proxy.ts";
 import { recordServed } from "./served.ts";
 import { confinedEnv, type SpawnRequest, startConfined } from "./spawn.ts";
@@ -123,7 +122,7 @@ export class SandboxHost {
       servedAdapters: this.#servedDirs(),
       requireAll: this.#opts.env.HERMIT_SANDBOX === "require",
       npmrc: this.#npmrc(childEnv),
-      gitConfig: readText(path.join(this.#opts.interpolation.workspaceFolder, ".git", "config")),
+      gitConfig: readSmallText(path.join(this.#opts.interpolation.workspaceFolder, ".git", "config")),
       gitModules: submodules(path.join(this.#opts.interpolation.workspaceFolder, ".git", "modules")),
       childEnv,
     };
@@ -141,7 +140,7 @@ export class SandboxHost {
     const file = (childEnv ? env.npm_config_userconfig : undefined) ||
       path.join(env.HOME || this.#home, ".npmrc");
     if (!this.#npmrcTexts.has(file)) {
-      this.#npmrcTexts.set(file, readText(file));
+      this.#npmrcTexts.set(file, readSmallText(file));
     }
     return this.#npmrcTexts.get(file);
   }
@@ -277,30 +276,4 @@ export class SandboxHost {
     }
     return proxy.port;
   }
-}
-
-/**
- * A small text file (at most 64 KiB), if it is one: not a FIFO (which would block), a link to
- * /dev/zero (endless) or larger. Read at every start (it may change).
- */
-function readText(file: string): string | undefined {
-  try {
-    return readTextCapped(file, 64 * 1024);
-  } catch {
-    return undefined;
-  }
-}
-
-/** The submodules' git directories under `modules` (a repository's `.git/modules`), never through a link. */
-function submodules(modules: string): string[] {
-  const list = (rel: string) => {
-    try {
-      return readdirSync(path.join(modules, rel), { withFileTypes: true }).filter((d) => d.isDirectory()).map(
-        (d) => d.name,
-      );
-    } catch {
-      return undefined;
-    }
-  };
-  return gitModulesIn(list, (rel) => existsSync(path.join(modules, rel, "HEAD")));
 }
