@@ -6,11 +6,8 @@
  * not a JSON-RPC 2.0 message, or an oversize message. Nothing here closes a connection: one bad
  * line is one bad message. Pure over the bytes it is given.
  */
-import {
-  type JSONRPCMessage,
-  JSONRPCMessageSchema,
-  type RequestId,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { asJsonRpcMessage } from "./jsonrpc_shape.ts";
 
 export type LineEvent =
   | { kind: "message"; message: JSONRPCMessage }
@@ -61,8 +58,8 @@ export function classifyLine(line: string): LineEvent | undefined {
   } catch (err) {
     return { kind: "unparsable", detail: (err as Error).message };
   }
-  const parsed = JSONRPCMessageSchema.safeParse(value);
-  if (parsed.success) return { kind: "message", message: parsed.data as JSONRPCMessage };
+  const message = asJsonRpcMessage(value);
+  if (message) return { kind: "message", message };
   const obj = value && typeof value === "object" && !Array.isArray(value)
     ? value as Record<string, unknown>
     : {};

@@ -124,12 +124,7 @@ export function expandRules(rules: readonly FsRule[]): FsRule[] {
   for (const r of rules) {
     for (const p of expandGlob(r.path, list)) {
       try {
-        out.push({
-          path: realpathSync(p),
-          level: r.level,
-          ...(r.soft ? { soft: true } : {}),
-          ...(r.quiet ? { quiet: true } : {}),
-        });
+        out.push({ ...r, path: realpathSync(p) });
       } catch {
         // does not exist: nothing to grant, nothing to protect
       }
@@ -240,11 +235,10 @@ function lockedFlags(c: Libc, target: Uint8Array): number {
 /**
  * Pin each of `pins` (a mount of itself: it can no longer be renamed or removed), then cover each
  * denied path with an empty read-only mount (a tmpfs, or /dev/null over a file) and each
- * read-only one with a read-only mount of itself; how many worked (0 unless all did).
+ * read-only one with a read-only mount of itself; how many worked (0 unless all did). Inside the
+ * mount namespace `enterNamespaces` made, whose `/` it made private (nothing here reaches the host's).
  */
 export function hideByMounts(c: Libc, rules: FsRule[], pins: string[] = []): number {
-  const none = cString("none");
-  c.call("mount", c.address(none), c.address(cString("/")), 0, MS.REC | MS.PRIVATE, 0);
   // first the pins (outermost first): a mount of itself cannot be renamed or removed
   for (const p of pins) {
     const target = cString(p);
