@@ -6,8 +6,9 @@
  * unconfined `npx`, `bunx`, `uvx` or `pnpm` run from (an `npx` install under `~/.npm/_npx/` is run
  * as it is found). An overlay's upper directory may serve one mount at a time (two sessions of one
  * entry sharing one would corrupt each other's copies), so each start claims a slot of the entry's
- * layers with a lock held while it runs (`claimLayers`). Without a mount namespace, or where the
- * overlay cannot be mounted, the cache is written in place as before.
+ * layers with a lock held while it runs (`claimLayers`); layers unused for a month are removed
+ * (`layers_prune.ts`). Without a mount namespace, or where the overlay cannot be mounted, the cache
+ * is written in place as before.
  */
 import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
@@ -16,6 +17,7 @@ import { messageOf } from "../errors.ts";
 import { log } from "../log.ts";
 import { tryLock } from "../platform/lock.ts";
 import type { PackageCache } from "./policy.ts";
+import { markClaimed, pruneLayers } from "./layers_prune.ts";
 
 export interface Layer {
   /** The cache, as the entry sees it. */
@@ -78,6 +80,9 @@ export async function claimLayers(
     for (let slot = 0; slot < LAYER_SLOTS; slot++) {
       const lock = await tryLock(path.join(dir, `${slot}.lock`));
       if (lock) {
+        markClaimed(dir, adapterDir, label);
+        // the layers of entries unused for a month, or of adapters gone, go (once a day, in the background)
+        void pruneLayers(layersRoot(stateDir), dir, LAYER_SLOTS);
         return {
           layers: layersFor(stateDir, adapterDir, label, caches, slot),
           release: () => lock.release(),
