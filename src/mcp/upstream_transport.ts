@@ -12,7 +12,7 @@ import { childEnv } from "../gates/env.ts";
 import { screenUpstream } from "../gates/screen_manifest.ts";
 import { interpolate, type InterpolationContext } from "../manifest/interpolate.ts";
 import type { Upstream } from "../manifest/types.ts";
-import { which } from "../platform/which.ts";
+import { pathDirs, relativePathDirs, which } from "../platform/which.ts";
 import { pinArgs } from "../lock/packages.ts";
 import type { LockedPackage } from "../lock/types.ts";
 import { entryOf, type SandboxHost, SandboxRefused } from "../sandbox/host.ts";
@@ -54,8 +54,13 @@ export function commandNotFound(
   platform: NodeJS.Platform,
 ): string {
   if (/[\\/]/.test(command)) return `command not found: '${command}' (no such file, from ${cwd})`;
-  const dirs = [...new Set((pathVar ?? "").split(platform === "win32" ? ";" : ":").filter(Boolean))];
-  return `command not found: '${command}' (looked in PATH: ${dirs.join(platform === "win32" ? ";" : ":")})`;
+  const windows = platform === "win32";
+  const dirs = [...new Set(pathDirs(pathVar ?? "", windows))];
+  const relative = relativePathDirs(pathVar ?? "", windows);
+  const skipped = relative.length
+    ? `; relative entries are not searched (${relative.join(", ")}): name the command by its path`
+    : "";
+  return `command not found: '${command}' (looked in PATH: ${dirs.join(windows ? ";" : ":")}${skipped})`;
 }
 
 /** Screening (gate 1) refused the entry, after interpolation, right before the spawn. */

@@ -23,6 +23,23 @@ const execFileSync =
     )) as typeof ExecFileSync;
 const windows = process.platform === "win32";
 
+/**
+ * The system's own `ps`, `tasklist` or `taskkill`, by its path: looked up on PATH (or, on Windows,
+ * in the working directory first) it could be a program a confined entry put in the project, run
+ * unconfined. Pure.
+ */
+export function systemProgram(
+  name: "ps" | "tasklist" | "taskkill" | "powershell",
+  platform: NodeJS.Platform = process.platform,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string {
+  if (platform === "win32") {
+    const dir = `${env.SystemRoot || "C:\\Windows"}\\System32`;
+    return name === "powershell" ? `${dir}\\WindowsPowerShell\\v1.0\\powershell.exe` : `${dir}\\${name}.exe`;
+  }
+  return "/bin/ps"; // macOS and the BSDs; Linux reads /proc instead
+}
+
 interface ProcStat {
   state: string;
   ppid: number;
@@ -68,7 +85,7 @@ export function processStartTime(pid: number): string | undefined {
   }
   if (windows) return winApiAvailable() ? winCreationTime(pid)?.toString() : windowsStartTime(pid);
   try {
-    const out = execFileSync("ps", ["-o", "lstart=", "-p", String(pid)], {
+    const out = execFileSync(systemProgram("ps"), ["-o", "lstart=", "-p", String(pid)], {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "ignore"],
     });
@@ -80,7 +97,7 @@ export function processStartTime(pid: number): string | undefined {
 
 function tasklistHas(pid: number): boolean {
   try {
-    const out = execFileSync("tasklist", ["/FI", `PID eq ${pid}`, "/FO", "CSV", "/NH"], {
+    const out = execFileSync(systemProgram("tasklist"), ["/FI", `PID eq ${pid}`, "/FO", "CSV", "/NH"], {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "ignore"],
       windowsHide: true,
@@ -94,7 +111,7 @@ function tasklistHas(pid: number): boolean {
 function windowsStartTime(pid: number): string | undefined {
   try {
     const out = execFileSync(
-      "powershell.exe",
+      systemProgram("powershell"),
       [
         "-NoProfile",
         "-NonInteractive",
@@ -226,7 +243,10 @@ function killTreeWindows(pgid: number): boolean {
   const index = windowsIndex();
   if (!index) {
     try {
-      execFileSync("taskkill", ["/PID", String(pgid), "/T", "/F"], { stdio: "ignore", windowsHide: true });
+      execFileSync(systemProgram("taskkill"), ["/PID", String(pgid), "/T", "/F"], {
+        stdio: "ignore",
+        windowsHide: true,
+      });
       return true;
     } catch {
       return false;

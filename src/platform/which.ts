@@ -3,7 +3,10 @@
  * looked up on PATH. On Windows the lookup is cmd.exe's: a name that already ends in one of
  * PATHEXT's extensions is tried as it is, any other name only with each PATHEXT extension
  * appended — so `npx` finds `npx.cmd` (which `win_cmd.ts` then runs through cmd.exe), never
- * npm's extension-less `npx` shell script beside it. PATH entries may be quoted there.
+ * npm's extension-less `npx` shell script beside it. PATH entries may be quoted there. A relative
+ * PATH entry (`.`, `node_modules/.bin`) is not searched, as Go's `exec.LookPath` no longer does:
+ * it would find a program by the project the host runs in, where a confined entry may have put one
+ * that hermit would then run as an entry with `sandbox: off`, or outside any entry.
  */
 import { accessSync, constants, statSync } from "node:fs";
 import path from "node:path";
@@ -39,6 +42,20 @@ export function windowsCandidates(command: string, pathext: string): string[] {
   return exts.map((e) => command + e);
 }
 
+/** The absolute entries of a PATH value, in order (quotes dropped on Windows). Pure. */
+export function pathDirs(value: string, windows: boolean): string[] {
+  const p = windows ? path.win32 : path.posix;
+  return value.split(windows ? ";" : ":")
+    .map((d) => (windows ? d.replace(/^"(.*)"$/, "$1") : d))
+    .filter((d) => d && p.isAbsolute(d));
+}
+
+/** The relative entries of a PATH value, which `which` leaves out. Pure. */
+export function relativePathDirs(value: string, windows: boolean): string[] {
+  const absolute = new Set(pathDirs(value, windows));
+  return value.split(windows ? ";" : ":").filter((d) => d && !absolute.has(d.replace(/^"(.*)"$/, "$1")));
+}
+
 export function which(command: string, opts: WhichOptions = {}): string | undefined {
   const platform = opts.platform ?? process.platform;
   const windows = platform === "win32";
@@ -51,9 +68,7 @@ export function which(command: string, opts: WhichOptions = {}): string | undefi
   if (hasSep || p.isAbsolute(command)) {
     return names.map((n) => p.resolve(opts.cwd ?? process.cwd(), n)).find(isExe);
   }
-  const dirs = (opts.path ?? process.env.PATH ?? "").split(windows ? ";" : ":")
-    .map((d) => (windows ? d.replace(/^"(.*)"$/, "$1") : d))
-    .filter(Boolean);
+  const dirs = pathDirs(opts.path ?? process.env.PATH ?? "", windows);
   for (const dir of dirs) {
     for (const n of names) {
       const f = p.join(dir, n);

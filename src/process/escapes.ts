@@ -17,7 +17,7 @@ import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 import { libc } from "../platform/libc.ts";
-import { readProcStat } from "../platform/proc.ts";
+import { readProcStat, systemProgram } from "../platform/proc.ts";
 
 export interface ProcRow {
   pid: number;
@@ -159,7 +159,7 @@ export function descendantRows(self: number): ProcRow[] {
 /** Every process, from `ps` (POSIX); [] when it cannot be run. */
 export function psRows(): ProcRow[] {
   try {
-    const out = execFileSync("ps", ["-A", "-o", "pid=,ppid=,pgid=,stat="], {
+    const out = execFileSync(systemProgram("ps"), ["-A", "-o", "pid=,ppid=,pgid=,stat="], {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "ignore"],
     });

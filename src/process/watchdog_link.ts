@@ -8,6 +8,9 @@
  * run, or for anyone to kill hermit while it is busy. So under Bun on POSIX the watchdog is
  * started with `Bun.spawn` and each line flushed; elsewhere (Node, Deno, Windows, where the
  * watchdog must also leave the job object the runtime puts children in) through child_process.
+ * On POSIX it runs from `/` with only the absolute entries of the host's PATH: it runs unconfined
+ * (`sleep`, `date`), and a relative entry such as `node_modules/.bin` would otherwise find what a
+ * confined entry may have written into the project.
  */
 import { spawn } from "node:child_process";
 import process from "node:process";
@@ -46,6 +49,7 @@ interface BunSpawn {
     stdout: "ignore";
     stderr: "inherit";
     env: Record<string, string | undefined>;
+    cwd?: string;
     detached: boolean;
   }): BunProcess;
 }
@@ -56,6 +60,21 @@ export function startWatchdogLink(argv: string[], events: WatchdogEvents): Watch
   return bun && process.platform !== "win32" ? bunLink(bun, argv, events) : nodeLink(argv, events);
 }
 
+const posix = process.platform !== "win32";
+
+/** The watchdog's environment: hermit's, with only the absolute entries of PATH on POSIX. Pure. */
+export function watchdogEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  if (posix && out.PATH !== undefined) {
+    out.PATH = out.PATH.split(":").filter((p) => p.startsWith("/")).join(":") || "/usr/bin:/bin";
+  }
+  return out;
+}
+
+/** Where the watchdog runs: `/` on POSIX (nothing relative resolves into the project). */
+const WATCHDOG_CWD = posix ? "/" : undefined;
+
 function bunLink(b: BunSpawn, argv: string[], events: WatchdogEvents): WatchdogLink {
   let child: BunProcess;
   try {
@@ -63,7 +82,8 @@ function bunLink(b: BunSpawn, argv: string[], events: WatchdogEvents): WatchdogL
       stdin: "pipe",
       stdout: "ignore",
       stderr: "inherit",
-      env: process.env,
+      env: watchdogEnv(process.env),
+      cwd: WATCHDOG_CWD,
       detached: true,
     });
   } catch (err) {
@@ -113,7 +133,8 @@ function nodeLink(argv: string[], events: WatchdogEvents): WatchdogLink {
     // and the watchdog must outlive hermit to end those.
     detached: true,
     stdio: ["pipe", "ignore", "inherit"],
-    env: process.env as Record<string, string>,
+    env: watchdogEnv(process.env),
+    cwd: WATCHDOG_CWD,
     windowsHide: true,
   });
   child.on("error", (err) => {
