@@ -37,6 +37,29 @@ import type { FsRule } from "./landlock.ts";
 import type { NetworkRule } from "./policy.ts";
 
 export const LAUNCHER_ARG = "__sandbox";
+/**
+ * The prefix under which the target's variables that act at a program's start (`LD_PRELOAD`,
+ * `BUN_OPTIONS`…) reach the launcher, which sets them back under their names for the target.
+ */
+export const ENV_ASIDE = "HERMIT_SANDBOX_ENV_";
+
+/** The target's environment from the launcher's: its own switches out, what was set aside back. Pure. */
+export function targetEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  launcherOnly: readonly string[],
+): string[] {
+  const out = new Map<string, string>();
+  for (const [k, v] of Object.entries(env)) {
+    if (v !== undefined && !launcherOnly.includes(k) && !k.startsWith(ENV_ASIDE)) out.set(k, v);
+  }
+  for (const [k, v] of Object.entries(env)) {
+    if (v !== undefined && k.startsWith(ENV_ASIDE) && k.length > ENV_ASIDE.length) {
+      out.set(k.slice(ENV_ASIDE.length), v);
+    }
+  }
+  return [...out].map(([k, v]) => `${k}=${v}`);
+}
+
 /** The launcher's exit code when it refuses to run the target. */
 export const REFUSED_EXIT = 126;
 
@@ -233,9 +256,7 @@ function finish(
   }
   c.call("fcntl", REPORT_FD, F_SETFD, FD_CLOEXEC);
   say(report);
-  const env = Object.entries(process.env)
-    .filter(([k, v]) => v !== undefined && !plan.launcherEnv.includes(k))
-    .map(([k, v]) => cString(`${k}=${v}`));
+  const env = targetEnv(process.env, plan.launcherEnv).map(cString);
   const args = argv.map(cString);
   const pointers = (list: Uint8Array[]) => new BigUint64Array([...list.map((b) => c.address(b)), 0n]);
   const argvp = pointers(args);

@@ -12,7 +12,7 @@ import path from "node:path";
 import { log } from "../log.ts";
 import { selfCommand } from "../platform/runtime.ts";
 import { type ProcessGroup, spawnInGroup } from "../process/group.ts";
-import { LAUNCHER_ARG, type LaunchPlan, type LaunchReport } from "./launcher.ts";
+import { ENV_ASIDE, LAUNCHER_ARG, type LaunchPlan, type LaunchReport } from "./launcher.ts";
 import type { Layer } from "./layers.ts";
 import { managerOf, type NetworkRule, type Policy } from "./policy.ts";
 import { seatbeltProfile } from "./seatbelt.ts";
@@ -30,6 +30,25 @@ const LAUNCHER_ENV: Record<string, string> = {
   BUN_JSC_useConcurrentJIT: "0",
   BUN_JSC_useWarmUpMarkedBlocks: "0",
 };
+
+/**
+ * Variables the dynamic loader or the runtime acts on as a program starts (`LD_PRELOAD` loads a
+ * library, `BUN_OPTIONS=--preload` runs a script, `BUN_BE_BUN` makes the binary Bun's CLI): in the
+ * launcher they would run before anything is confined, so an entry's `env:` could run code
+ * unconfined while the entry shows as confined. The launcher starts without them; they are set
+ * again for the target, which runs confined.
+ */
+const RUNS_AT_START = /^(?:LD_|BUN_)|^(?:NODE_OPTIONS|GCONV_PATH|GLIBC_TUNABLES|LOCPATH)$/;
+
+/**
+ * The launcher's environment for a target's `env`: what runs at start set aside under
+ * `ENV_ASIDE` (the launcher restores it before it execs), and the launcher's own switches. Pure.
+ */
+export function launcherEnvFor(env: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) out[RUNS_AT_START.test(k) ? ENV_ASIDE + k : k] = v;
+  return { ...out, ...LAUNCHER_ENV };
+}
 
 /** How `startConfined` confines one start. */
 export interface ConfinedStart {
@@ -114,10 +133,10 @@ export async function throughLauncher(
   req: SpawnRequest,
   stdio: "pipe"[],
 ): Promise<{ group: ProcessGroup; report: LaunchReport }> {
-  plan.launcherEnv = Object.keys(LAUNCHER_ENV).filter((k) => !(k in req.env));
+  plan.launcherEnv = Object.keys(LAUNCHER_ENV);
   const [cmd, ...pre] = selfCommand();
   const group = spawnInGroup(cmd, [...pre, LAUNCHER_ARG, JSON.stringify(plan), req.command, ...req.args], {
-    env: { ...LAUNCHER_ENV, ...req.env },
+    env: launcherEnvFor(req.env),
     cwd: req.cwd,
     stdio: [...stdio, "pipe"],
   });
