@@ -6,9 +6,11 @@
  * CPU per call than all of hermit's gates (a third of a serve's time per call went to zod, most
  * of it to this one question; profiled). `callToolParamsValid` is the same for the params of
  * `tools/call`, the one request that is hot. Pure; `tests/unit/mcp/jsonrpc_shape.test.ts` holds
- * both to the SDK's schemas, case by case and on generated messages.
+ * both to the SDK's schemas, case by case and on generated messages. Also the looser shape the
+ * service's HTTP side routes by (`isMessage`: request, notification or response; its parameters
+ * are the handler's to validate).
  */
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js";
 
 type Obj = Record<string, unknown>;
 
@@ -125,3 +127,22 @@ export function callToolParamsValid(params: unknown): boolean {
   return isObject(task) &&
     (task.ttl === undefined || (typeof task.ttl === "number" && Number.isFinite(task.ttl)));
 }
+
+/** Routing only (the service's HTTP side): a request, a notification or a response, loosely. */
+export function isMessage(m: unknown): m is JSONRPCMessage {
+  if (!isObject(m) || m.jsonrpc !== "2.0") return false;
+  const anyInt = (id: unknown): id is RequestId =>
+    typeof id === "string" || (typeof id === "number" && Number.isInteger(id));
+  if (typeof m.method === "string") {
+    return (m.params === undefined || isObject(m.params)) && (!("id" in m) || anyInt(m.id));
+  }
+  if (!anyInt(m.id)) return false;
+  return "result" in m
+    ? typeof m.result === "object" && m.result !== null
+    : typeof m.error === "object" && m.error !== null;
+}
+
+export const isRequest = (m: JSONRPCMessage): m is JSONRPCRequest => "method" in m && "id" in m;
+
+export const isResponse = (m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId } =>
+  !("method" in m) && "id" in m;

@@ -12,7 +12,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
 import { HTTP_REFUSED, jsonRpcError } from "./http_errors.ts";
-import { isMessage, isRequest } from "./jsonrpc_shape.ts";
+import { isMessage, isRequest } from "../mcp/jsonrpc_shape.ts";
 
 export type PostVerdict =
   | { refused: Response }

@@ -21,7 +21,7 @@ import { EventStore } from "./event_store.ts";
 import { endedAnswer, type Exchange, jsonAnswer } from "./http_exchange.ts";
 import { checkGet, checkPost } from "./http_checks.ts";
 import { HTTP_REFUSED, jsonRpcError } from "./http_errors.ts";
-import { isRequest, isResponse } from "./jsonrpc_shape.ts";
+import { isRequest, isResponse } from "../mcp/jsonrpc_shape.ts";
 import { SseStream } from "./sse.ts";
 
 export interface StreamOptions {
