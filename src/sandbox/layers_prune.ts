@@ -7,8 +7,15 @@
  * The decision is pure (`staleLayers`); the removal runs in the background and only logs at debug
  * level when a directory cannot be removed.
  */
-import { existsSync, readdirSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
-import { rm } from "node:fs/promises";
+import {
+  existsSync,
+  readdirSync,
+  renameSync,
+  rm as rmCallback,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { messageOf } from "../errors.ts";
 import { log } from "../log.ts";
@@ -19,6 +26,12 @@ import { type FileLock, tryLock } from "../platform/lock.ts";
 export const LAYER_MAX_AGE_MS = 30 * 24 * 3600_000;
 /** The look over every entry's layers happens at most this often. */
 export const PRUNE_EVERY_MS = 24 * 3600_000;
+
+/** `rm -rf` off the event loop (node:fs's own; `node:fs/promises` would be one more built-in in the binary). */
+const rm = (p: string) =>
+  new Promise<void>((resolve, reject) =>
+    rmCallback(p, { recursive: true, force: true }, (err) => (err ? reject(err) : resolve()))
+  );
 
 const OWNER = "owner.json";
 const STAMP = ".pruned";
@@ -128,7 +141,7 @@ export async function pruneLayers(
     }
     // what this or an earlier look set aside (one cut short by hermit's exit included)
     for (const name of readdirSync(root).filter((n) => n.startsWith(TRASH))) {
-      await rm(path.join(root, name), { recursive: true, force: true }).catch((err) =>
+      await rm(path.join(root, name)).catch((err) =>
         log.debug(`package-cache layers ${name}: not removed (${messageOf(err)})`)
       );
     }
