@@ -33,12 +33,13 @@ const LAUNCHER_ENV: Record<string, string> = {
 
 /**
  * Variables the dynamic loader or the runtime acts on as a program starts (`LD_PRELOAD` loads a
- * library, `BUN_OPTIONS=--preload` runs a script, `BUN_BE_BUN` makes the binary Bun's CLI): in the
+ * library, `BUN_OPTIONS=--preload` runs a script, `BUN_BE_BUN` makes the binary Bun's CLI;
+ * `DENO_V8_FLAGS` and `DENO_DIR` for a launcher run from the sources under Deno): in the
  * launcher they would run before anything is confined, so an entry's `env:` could run code
  * unconfined while the entry shows as confined. The launcher starts without them; they are set
  * again for the target, which runs confined.
  */
-const RUNS_AT_START = /^(?:LD_|BUN_)|^(?:NODE_OPTIONS|GCONV_PATH|GLIBC_TUNABLES|LOCPATH)$/;
+const RUNS_AT_START = /^(?:LD_|BUN_|DENO_)|^(?:NODE_OPTIONS|GCONV_PATH|GLIBC_TUNABLES|LOCPATH)$/;
 
 /**
  * The launcher's environment for a target's `env`: what runs at start set aside under

@@ -18,6 +18,7 @@ describe("the launcher's environment", () => {
     BUN_BE_BUN: "1",
     BUN_JSC_useConcurrentGC: "1",
     NODE_OPTIONS: "--require /x.js",
+    DENO_V8_FLAGS: "--allow-natives-syntax",
     GCONV_PATH: "/g",
     TOKEN: "t",
     OLD_PRELOAD: "not a loader variable",
