@@ -14,6 +14,7 @@
  */
 import { spawn } from "node:child_process";
 import process from "node:process";
+import { pathDirs } from "../platform/which.ts";
 
 export interface WatchdogLink {
   /** The watchdog's pid; undefined when it could not be started. */
@@ -66,9 +67,7 @@ const posix = process.platform !== "win32";
 export function watchdogEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
-  if (posix && out.PATH !== undefined) {
-    out.PATH = out.PATH.split(":").filter((p) => p.startsWith("/")).join(":") || "/usr/bin:/bin";
-  }
+  if (posix && out.PATH !== undefined) out.PATH = pathDirs(out.PATH, false).join(":") || "/usr/bin:/bin";
   return out;
 }
 
