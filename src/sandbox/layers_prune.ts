@@ -9,6 +9,7 @@
  */
 import {
   existsSync,
+  lstatSync,
   readdirSync,
   renameSync,
   rm as rmCallback,
@@ -77,9 +78,9 @@ function layerDirs(root: string, except: string): LayerDir[] {
     const dir = path.join(root, name);
     if (dir === except || name.startsWith(".")) continue;
     try {
+      if (!lstatSync(dir).isDirectory()) continue;
       const owner = path.join(dir, OWNER);
       const st = statSync(existsSync(owner) ? owner : dir);
-      if (!st.isFile() && !st.isDirectory()) continue;
       const text = existsSync(owner) ? readTextCapped(owner, 64 * 1024) : undefined;
       const adapterDir = text ? (JSON.parse(text) as { adapterDir?: unknown }).adapterDir : undefined;
       out.push({
@@ -127,7 +128,7 @@ export async function pruneLayers(
     utimesSync(stamp, now / 1000, now / 1000);
     for (const name of staleLayers(layerDirs(root, own), now, existsSync)) {
       const dir = path.join(root, name);
-      const locks = await allSlots(dir, slots);
+      const locks = await allSlots(dir, slots).catch(() => undefined);
       if (!locks) continue;
       try {
         // out of the way at once (a start of that entry after this makes a fresh one), then removed

@@ -60,6 +60,8 @@ describe("pruning package-cache layers", () => {
       make("fresh", 1, adapter);
       make("gone", 1, path.join(tmp.path, "no-such-adapter"));
       make("unrecorded", 45);
+      writeFileSync(path.join(root, "stray-file"), "not a layer");
+      utimesSync(path.join(root, "stray-file"), (now - 90 * DAY) / 1000, (now - 90 * DAY) / 1000);
       const held = make("held", 40, adapter);
       const own = make("own", 40, adapter);
       const lock = await tryLock(path.join(held, "3.lock"));
@@ -67,11 +69,11 @@ describe("pruning package-cache layers", () => {
       try {
         const removed = await pruneLayers(root, own, 16, now);
         assert.deepEqual(removed.sort(), ["gone", "old", "unrecorded"]);
-        assert.deepEqual(readdirSync(root).filter((n) => !n.startsWith(".")).sort(), [
-          "fresh",
-          "held",
-          "own",
-        ]);
+        assert.deepEqual(
+          readdirSync(root).filter((n) => !n.startsWith(".")).sort(),
+          ["fresh", "held", "own", "stray-file"],
+          "what is not a layer directory is left alone",
+        );
         assert.deepEqual(
           readdirSync(root).filter((n) => n.startsWith(".removed")),
           [],
