@@ -2,8 +2,12 @@
  * Gate 2, the environment: what a child (upstream server or command tool) gets. The baseline keys,
  * `XDG_*`, the Windows essentials and the TLS CA-bundle paths from hermit's own environment, plus
  * exactly what the manifest entry declares. Nothing else is inherited from whoever launched hermit
- * (a host, a relay, a shell full of secrets). Pure: same inputs, same environment.
+ * (a host, a relay, a shell full of secrets), and of an inherited PATH only the absolute entries:
+ * a relative one (`node_modules/.bin`) would find programs by the child's working directory, which
+ * may be where a confined entry writes (`which` skips them for the same reason). Pure: same
+ * inputs, same environment.
  */
+import { relativePathDirs } from "../platform/which.ts";
 
 /** Hermes's `_SAFE_ENV_KEYS`. */
 export const BASELINE_KEYS = ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR"] as const;
@@ -48,6 +52,13 @@ export const WINDOWS_KEYS = [
 const windowsSet = new Set<string>(WINDOWS_KEYS);
 const baselineSet = new Set<string>([...BASELINE_KEYS, ...TLS_KEYS]);
 
+/** A PATH value without its relative entries, the rest as they were written. Pure. */
+function absoluteEntries(value: string, windows: boolean): string {
+  const relative = new Set(relativePathDirs(value, windows));
+  const sep = windows ? ";" : ":";
+  return value.split(sep).filter((d) => d && !relative.has(d)).join(sep);
+}
+
 /** Is `key` from hermit's own environment passed to children? */
 export function inheritable(key: string, platform: NodeJS.Platform): boolean {
   if (baselineSet.has(key) || key.startsWith("XDG_")) return true;
@@ -72,7 +83,9 @@ export function childEnv(
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(parent)) {
     if (v === undefined || v.startsWith("()")) continue;
-    if (inheritable(k, platform)) out[k] = v;
+    if (!inheritable(k, platform)) continue;
+    const isPath = platform === "win32" ? k.toUpperCase() === "PATH" : k === "PATH";
+    out[k] = isPath ? absoluteEntries(v, platform === "win32") : v;
   }
   for (const [k, v] of Object.entries(declared)) {
     if (platform === "win32") {

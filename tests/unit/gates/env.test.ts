@@ -126,6 +126,13 @@ describe("childEnv on POSIX", () => {
     assert.equal(env.AWS_SECRET_ACCESS_KEY, undefined);
   });
 
+  it("keeps only the absolute entries of an inherited PATH (a declared one is the entry's own)", () => {
+    const env = childEnv({ PATH: "node_modules/.bin:/usr/bin:.::/bin:bin" }, {}, "linux");
+    assert.equal(env.PATH, "/usr/bin:/bin");
+    assert.equal(childEnv({ PATH: "/usr/bin" }, { PATH: "tools:/usr/bin" }, "linux").PATH, "tools:/usr/bin");
+    assert.equal(childEnv({ Path: 'C:\\bin;tools;"C:\\x y"' }, {}, "win32").Path, 'C:\\bin;"C:\\x y"');
+  });
+
   it("drops exported shell functions and unset values", () => {
     const env = childEnv({ HOME: "() {  :; }; echo pwned", TERM: undefined, USER: "u" }, {}, "linux");
     assert.deepEqual(env, { USER: "u" });
