@@ -27,7 +27,7 @@ import {
 import { learnCapabilities, probeCapabilities } from "./facts.ts";
 import { claimLayers } from "./layers.ts";
 import { type Entry, type Policy, type PolicyContext, resolvePolicy } from "./policy.ts";
-import { readSmallText, submodules } from "./workspace_files.ts";
+import { makeMissingHooks, readSmallText, submodules } from "./workspace_files.ts";
 import { EgressProxy } from "./proxy.ts";
 import { recordServed } from "./served.ts";
 import { confinedEnv, type SpawnRequest, startConfined } from "./spawn.ts";
@@ -197,6 +197,8 @@ export class SandboxHost {
     const layers = platform === "linux"
       ? await claimLayers(this.#stateDir, this.#manifest.dir, entry.label, policy.caches)
       : { layers: [], release: () => {} };
+    // a read-only mount needs something to cover (Seatbelt's rules cover missing paths too)
+    if (platform === "linux") makeMissingHooks(policy.fs.filter((r) => r.quiet).map((r) => r.path));
     const how = {
       platform,
       seatbelt: this.caps.seatbelt,

@@ -2,9 +2,10 @@
  * What the sandbox reads of files an entry may have written (the workspace's repository, a
  * user's `~/.npmrc`) before it starts the next one: small texts only, read without blocking, and
  * directories listed with a budget, so nothing planted there (a FIFO, a link to /dev/zero, a
- * million directories) stalls a start.
+ * million directories) stalls a start. And the one thing it makes there: a repository's missing
+ * `hooks` directory, so that it can be kept read-only like one that exists.
  */
-import { type Dir, existsSync, opendirSync } from "node:fs";
+import { type Dir, existsSync, lstatSync, mkdirSync, opendirSync } from "node:fs";
 import path from "node:path";
 import { readTextCapped } from "../platform/read_capped.ts";
 import { gitModulesIn } from "./runs_later.ts";
@@ -47,4 +48,28 @@ export function submodules(modules: string): string[] {
     (rel) => subdirectories(path.join(modules, rel)),
     (rel) => existsSync(path.join(modules, rel, "HEAD")),
   );
+}
+
+/**
+ * Make each of `paths` that is a missing `hooks` directory of a git directory (one holding a
+ * `HEAD` file; links not followed): git runs what lands there, and only a path that exists can be
+ * covered by a read-only mount. Empty directories are what git's own templates make there.
+ */
+export function makeMissingHooks(paths: readonly string[]): void {
+  const kind = (p: string) => {
+    try {
+      const st = lstatSync(p);
+      return st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
+    } catch {
+      return undefined;
+    }
+  };
+  for (const p of paths) {
+    const gitDir = path.dirname(p);
+    if (path.basename(p) !== "hooks" || kind(p) !== undefined) continue;
+    if (kind(gitDir) !== "dir" || kind(path.join(gitDir, "HEAD")) !== "file") continue;
+    try {
+      mkdirSync(p, { mode: 0o755 });
+    } catch { /* left as it is: the entry can make it, as before */ }
+  }
 }
