@@ -7,7 +7,6 @@
  * may be where a confined entry writes (`which` skips them for the same reason). Pure: same
  * inputs, same environment.
  */
-import { relativePathDirs } from "../platform/which.ts";
 
 /** Hermes's `_SAFE_ENV_KEYS`. */
 export const BASELINE_KEYS = ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR"] as const;
@@ -52,11 +51,12 @@ export const WINDOWS_KEYS = [
 const windowsSet = new Set<string>(WINDOWS_KEYS);
 const baselineSet = new Set<string>([...BASELINE_KEYS, ...TLS_KEYS]);
 
-/** A PATH value without its relative entries, the rest as they were written. Pure. */
+/** A PATH value without its relative entries, the rest as they were written (quotes too). Pure. */
 function absoluteEntries(value: string, windows: boolean): string {
-  const relative = new Set(relativePathDirs(value, windows));
   const sep = windows ? ";" : ":";
-  return value.split(sep).filter((d) => d && !relative.has(d)).join(sep);
+  const absolute = (d: string) =>
+    windows ? /^(?:[A-Za-z]:)?[\\/]/.test(d.replace(/^"(.*)"$/, "$1")) : d.startsWith("/");
+  return value.split(sep).filter((d) => d && absolute(d)).join(sep);
 }
 
 /** Is `key` from hermit's own environment passed to children? */
