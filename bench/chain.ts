@@ -5,7 +5,8 @@
  * same relay chain built from peers, mcp-remote (stdio → HTTP) → warm supergateway (HTTP →
  * stdio). Per path: ready (spawn to the first `tools/list` answer, the backend already warm),
  * sequential call latency, and every process it runs with its memory and the CPU it used per call
- * (steadier than latency on a busy machine: waiting is not counted). A `baseline` binary adds the
+ * (steadier than latency on a busy machine: waiting is not counted), and the memory again after
+ * every session has been quiet past hermit's idle release. A `baseline` binary adds the
  * hermit paths again, measured the same way in the same run. Every path's session is open
  * at once and their calls are interleaved (rounds of a tenth of the calls, path after path), so
  * a machine's drift and whichever path happens to go first weigh on all of them alike. Every
@@ -26,6 +27,7 @@ import {
   treeOf,
 } from "./lib.ts";
 import { startService, startSupergateway } from "./service.ts";
+import { DEFAULT_IDLE_RELEASE_SECONDS } from "../src/platform/idle_release.ts";
 
 export interface PathRow {
   label: string;
@@ -33,6 +35,8 @@ export interface PathRow {
   stats: CallStats;
   /** Every process the path runs, the shared backend included. */
   procs: ProcMem[];
+  /** The same processes again after `QUIET_MS` without calls (hermit gives memory back when idle). */
+  quiet: ProcMem[];
   /** CPU µs per call, by pid, while this path's calls ran (every thread of each process). */
   cpuPerCall: Map<number, number>;
   /** The processes one more session adds (the rest is shared, or the upstream itself). */
@@ -61,6 +65,9 @@ export const FLOOR_RELAY_PATH = "client → the floor: a minimal Bun relay → w
 const FLOOR_RELAY_ROLE = "minimal Bun relay (floor)";
 
 const isHermit = (p: ProcMem) => p.role.startsWith("hermit") || p.role.startsWith("watchdog");
+
+/** How long every session stays quiet before its memory is measured again: past hermit's idle release. */
+export const QUIET_MS = (DEFAULT_IDLE_RELEASE_SECONDS + 5) * 1000;
 
 /** Rounds the calls are split into, path after path. */
 const ROUNDS = 10;
@@ -189,11 +196,14 @@ export async function chains(opts: ChainOptions): Promise<PathRow[]> {
       procs: processesOf([p.client.pid, ...p.shared], p.roles),
       cpuPerCall: new Map([...p.cpu].map(([pid, us]) => [pid, us / p.times.length])),
     }));
+    // and after a quiet spell, as a session spends most of its life
+    await new Promise((r) => setTimeout(r, QUIET_MS));
+    const quiet = open.map((p) => processesOf([p.client.pid, ...p.shared], p.roles));
     for (const p of open) await p.client.close();
     open.length = 0;
     // ready: a fresh session per spawn, the backends still warm
     const rows: PathRow[] = [];
-    for (const { p, stats, procs, cpuPerCall } of measured) {
+    for (const [i, { p, stats, procs, cpuPerCall }] of measured.entries()) {
       const runs: number[] = [];
       for (let i = 0; i < opts.spawns; i++) {
         const [cmd, argv, env] = p.spawn();
@@ -204,6 +214,7 @@ export async function chains(opts: ChainOptions): Promise<PathRow[]> {
         readyMs: median(runs),
         stats,
         procs,
+        quiet: quiet[i],
         cpuPerCall,
         perSession: p.perSession,
       });

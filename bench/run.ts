@@ -22,7 +22,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import os from "node:os";
 import path from "node:path";
 import process from "node:process";
-import { chains, FLOOR_RELAY_PATH, type PathRow } from "./chain.ts";
+import { chains, FLOOR_RELAY_PATH, type PathRow, QUIET_MS } from "./chain.ts";
 import {
   type BenchContext,
   coldPageCache,
@@ -107,6 +107,8 @@ function pathsSection(rows: PathRow[]): void {
       'supergateway already running. "per session": what one more session adds (hermit serve and its\n' +
       "watchdog; a relay; an mcp-remote), the upstream and shared backends not included. PSS counts\n" +
       "a page shared between processes (the runtime's code, mapped by every hermit) once across them.\n" +
+      `"quiet": the same after every session has had no call for ${QUIET_MS / 1000} s (hermit gives\n` +
+      "memory back after HERMIT_IDLE_RELEASE seconds without traffic).\n" +
       '"CPU µs per call": the CPU time (all threads, from /proc schedstat) every process of the path\n' +
       "but the upstream used while the path's calls ran, per call.\n",
   );
@@ -123,6 +125,7 @@ function pathsSection(rows: PathRow[]): void {
       "RSS MiB",
       "per session RSS MiB",
       "per session PSS MiB",
+      `per session RSS MiB, quiet ${QUIET_MS / 1000} s`,
       "CPU µs per call",
     ],
     rows.map((r) => [
@@ -137,14 +140,36 @@ function pathsSection(rows: PathRow[]): void {
       sum(r.procs),
       r === direct ? "—" : sum(r.procs, r.perSession),
       r === direct ? "—" : sum(r.procs, r.perSession, "pss"),
+      r === direct ? "—" : sum(r.quiet, r.perSession),
       r === direct ? "—" : cpuBesidesUpstream(r),
     ]),
   ));
-  console.log("\nEvery process of each path, after the calls:\n");
+  console.log(`\nEvery process of each path, after the calls and after ${QUIET_MS / 1000} s quiet:\n`);
   console.log(table(
-    ["path", "process", "RSS MiB", "peak MiB", "PSS MiB", "CPU µs per call"],
+    [
+      "path",
+      "process",
+      "RSS MiB",
+      "peak MiB",
+      "PSS MiB",
+      "quiet RSS MiB",
+      "quiet PSS MiB",
+      "CPU µs per call",
+    ],
     rows.flatMap((r) =>
-      r.procs.map((p) => [r.label, p.role, p.rss, p.peak, p.pss, Math.round(r.cpuPerCall.get(p.pid) ?? 0)])
+      r.procs.map((p) => {
+        const q = r.quiet.find((x) => x.pid === p.pid);
+        return [
+          r.label,
+          p.role,
+          p.rss,
+          p.peak,
+          p.pss,
+          q?.rss ?? "—",
+          q?.pss ?? "—",
+          Math.round(r.cpuPerCall.get(p.pid) ?? 0),
+        ];
+      })
     ),
   ));
   const find = (label: string) => rows.find((r) => r.label === label);
@@ -161,7 +186,9 @@ function pathsSection(rows: PathRow[]): void {
         ratio(sum(serve.procs, serve.perSession), sum(serveBase.procs, serveBase.perSession))
       }); added p50 ${fmt(serve.stats.p50 - direct.stats.p50)} µs vs ${
         fmt(serveBase.stats.p50 - direct.stats.p50)
-      } µs.`,
+      } µs. After ${QUIET_MS / 1000} s quiet: ${fmt(sum(serve.quiet, serve.perSession))} MiB vs ${
+        fmt(sum(serveBase.quiet, serveBase.perSession))
+      } MiB (${ratio(sum(serve.quiet, serve.perSession), sum(serveBase.quiet, serveBase.perSession))}).`,
     );
   }
   if (relay && remote) {

@@ -14,8 +14,11 @@ export interface InFlight {
   idle(timeoutMs: number): Promise<void>;
 }
 
-/** Call after `server.connect(transport)`: wraps the handlers the protocol installed. */
-export function trackInFlight(transport: Transport): InFlight {
+/**
+ * Call after `server.connect(transport)`: wraps the handlers the protocol installed. `onTraffic`
+ * hears of every message either way (the idle timer's `touch`).
+ */
+export function trackInFlight(transport: Transport, onTraffic: () => void = () => {}): InFlight {
   const open = new Set<RequestId>();
   const waiters = new Set<() => void>();
   const onmessage = transport.onmessage;
@@ -23,6 +26,7 @@ export function trackInFlight(transport: Transport): InFlight {
     if (open.delete(id) && open.size === 0) { for (const w of waiters) w(); }
   };
   transport.onmessage = (message: JSONRPCMessage, extra?: unknown) => {
+    onTraffic();
     if ("method" in message && "id" in message) open.add(message.id);
     // a cancelled request gets no answer (the spec's rule): nothing is left to wait for
     if ("method" in message && message.method === "notifications/cancelled") {
@@ -33,6 +37,7 @@ export function trackInFlight(transport: Transport): InFlight {
   };
   const send = transport.send.bind(transport);
   transport.send = async (message, options) => {
+    onTraffic();
     try {
       await send(message, options);
     } finally {

@@ -9,6 +9,7 @@ import process from "node:process";
 import { log } from "../log.ts";
 import { displayPath } from "../manifest/paths.ts";
 import type { Manifest } from "../manifest/types.ts";
+import { releaseWhenIdle } from "../platform/idle_release.ts";
 import { shellQuote } from "../platform/shell_quote.ts";
 import { stopAllGroups } from "../process/group.ts";
 import { watchParent } from "../process/parent.ts";
@@ -79,7 +80,8 @@ export async function serveStdio(manifest: Manifest): Promise<number> {
   const transport = new HostStdioTransport();
   const ended = sessionEnd(transport);
   await session.connect(transport);
-  const inFlight = trackInFlight(transport);
+  const idle = releaseWhenIdle(process.env);
+  const inFlight = trackInFlight(transport, idle?.touch);
   if (process.stdin.isTTY) log.info(terminalHint(manifest));
   log.debug(
     `serving ${manifest.name}: ${gateway.listTools().length} tools ready in ${
@@ -88,6 +90,7 @@ export async function serveStdio(manifest: Manifest): Promise<number> {
   );
   const end = await ended;
   log.debug(`session ends: ${end.text}`);
+  idle?.stop();
   // Answer what the host already asked (a piped client may close stdin right after sending).
   if (end.cause === "stdin-closed") await inFlight.idle(DRAIN_MS);
   session.detach();

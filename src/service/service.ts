@@ -18,6 +18,7 @@ import { Gateway } from "../mcp/gateway.ts";
 import { startupWaitMs } from "../mcp/session.ts";
 import { type Handler, type HttpServer, serveHttp } from "../platform/http.ts";
 import { descriptorLimit, openDescriptors } from "../platform/descriptors.ts";
+import { releaseWhenIdle } from "../platform/idle_release.ts";
 import { processStartTime } from "../platform/proc.ts";
 import { stopAllGroups } from "../process/group.ts";
 import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
@@ -114,6 +115,7 @@ export async function runService(manifest: Manifest, opts: ServiceOptions): Prom
     }),
   };
   const listening: { server?: HttpServer } = {}; // the handler exists before the port
+  const memory = releaseWhenIdle(process.env); // given back when no client has asked for a while
   const handler = createHandler(
     {
       token,
@@ -130,6 +132,7 @@ export async function runService(manifest: Manifest, opts: ServiceOptions): Prom
       health: (operator) => healthAnswer(facts, operator),
       live: (operator) => liveAnswer(facts, operator),
       mcp: async (req, body) => {
+        memory?.touch();
         await ready; // like a stdio session: the first tools/list is complete
         return sessions.handle(req, body);
       },
@@ -181,6 +184,7 @@ export async function runService(manifest: Manifest, opts: ServiceOptions): Prom
 
   const why = await stopped;
   clearTimeout(idleTimer);
+  memory?.stop();
   phase = "draining";
   removeEndpoint(manifest.dir); // new relays look elsewhere at once
   claim.release(); // and may start the next service while this one drains

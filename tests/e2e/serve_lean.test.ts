@@ -3,7 +3,9 @@
  * measure): the watchdog it starts for itself is a shell, not a second hermit; and `serve` loads
  * only what serving needs: no command-line app (commander), no deploy, host or `init` code. The
  * second is checked on the sources under Bun, whose module registry lists every module a run
- * loaded; the binary is split at the same dynamic imports. Linux: inspects /proc.
+ * loaded; the binary is split at the same dynamic imports. And a session gone quiet gives its
+ * compiled code and free heap back (HERMIT_IDLE_RELEASE), once per quiet spell, and answers as
+ * before afterwards. Linux: inspects /proc.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -11,6 +13,7 @@ import { spawn } from "node:child_process";
 import { readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { bunPath, examples, hermitBin, hermitEnv, root } from "../helpers/hermit.ts";
+import { connectServe, textOf } from "../helpers/mcp.ts";
 import { allProcesses, cmdline, collect, Reaper, waitFor } from "../helpers/procs.ts";
 import { mcpInput, requirements, responses } from "../helpers/rootfs.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -92,5 +95,32 @@ describe("what serve costs a session", { timeout: 120_000 }, () => {
         .test(m)
     );
     assert.deepEqual(unneeded, [], "serve loaded what it does not need");
+  });
+
+  it("a quiet session gives memory back once per quiet spell, and answers as before after it", async () => {
+    const released = /quiet for 1 s: memory given back/g;
+    const s = await connectServe(notes, { env: { HERMIT_IDLE_RELEASE: "1", HERMIT_LOG: "debug" } });
+    reaper.track(s.pid);
+    try {
+      const count = () => s.stderr().match(released)?.length ?? 0;
+      const list = async () => textOf(await s.client.callTool({ name: "list_notes", arguments: {} }));
+      const before = await list();
+      await waitFor(() => count() >= 1, {
+        timeoutMs: 20_000,
+        what: () => `a release (stderr: ${s.stderr()})`,
+      });
+      const first = count();
+      await new Promise((r) => setTimeout(r, 2500));
+      assert.equal(count(), first, "quiet on: no second release without traffic");
+      for (let i = 0; i < 5; i++) assert.equal(await list(), before, "the same answer after the release");
+      await waitFor(() => count() > first, {
+        timeoutMs: 20_000,
+        what: () => `a release after new traffic (stderr: ${s.stderr()})`,
+      });
+      assert.equal(await list(), before);
+      assert.doesNotMatch(s.stderr(), /uncaught|panic|segmentation/i);
+    } finally {
+      await s.close();
+    }
   });
 });
