@@ -128,6 +128,30 @@ export function callToolParamsValid(params: unknown): boolean {
     (task.ttl === undefined || (typeof task.ttl === "number" && Number.isFinite(task.ttl)));
 }
 
+/**
+ * Does `result` certainly fit `CallToolResultSchema`, and would the schema give it back unchanged?
+ * true only for the common shape: a plain object of at most `content` (text blocks of exactly
+ * `type` and `text`), `structuredContent` (a plain object without an own `__proto__` key, which
+ * zod's copy would lose) and a boolean `isError`; anything else (images, annotations, `_meta`,
+ * other keys) is the schema's to decide.
+ */
+export function callToolResultCertain(result: unknown): boolean {
+  if (!isPlainObject(result) || !onlyKeys(result, RESULT_FIELDS) || !Array.isArray(result.content)) {
+    return false;
+  }
+  for (const c of result.content) {
+    if (!isPlainObject(c) || c.type !== "text" || typeof c.text !== "string" || !onlyKeys(c, TEXT_FIELDS)) {
+      return false;
+    }
+  }
+  const sc = result.structuredContent;
+  if (sc !== undefined && (!isPlainObject(sc) || Object.hasOwn(sc, "__proto__"))) return false;
+  return result.isError === undefined || typeof result.isError === "boolean";
+}
+
+const RESULT_FIELDS = ["content", "structuredContent", "isError"] as const;
+const TEXT_FIELDS = ["type", "text"] as const;
+
 /** Routing only (the service's HTTP side): a request, a notification or a response, loosely. */
 export function isMessage(m: unknown): m is JSONRPCMessage {
   if (!isObject(m) || m.jsonrpc !== "2.0") return false;

@@ -11,6 +11,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolRequestSchema,
+  type CallToolResult,
   ClientRequestSchema,
   CompleteRequestSchema,
   ErrorCode,
@@ -27,6 +28,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { type Gateway, UnknownTool } from "./gateway.ts";
 import type { SessionPeer } from "./gateway_requests.ts";
+import { type CallHandler, fastCalls } from "./host_fast_calls.ts";
 import { callToolParamsValid, isRequestShape } from "./jsonrpc_shape.ts";
 import { serverInfo } from "./server_info.ts";
 
@@ -91,33 +93,42 @@ export function createSessionServer(gateway: Gateway, id: string = randomUUID())
   };
   const detachPeer = gateway.attach(peer);
 
+  /** `tools/call`, for the SDK's dispatch and the fast path alike (`host_fast_calls.ts`). */
+  const callTool: CallHandler = async (req, extra) => {
+    const token = (req.params._meta as { progressToken?: string | number } | undefined)?.progressToken;
+    const onprogress = token === undefined
+      ? undefined
+      : (p: { progress: number; total?: number; message?: string }) => {
+        void extra.sendNotification({
+          method: "notifications/progress",
+          params: { ...p, progressToken: token },
+        }).catch(() => {});
+      };
+    try {
+      return await gateway.callTool(req.params.name, req.params.arguments ?? {}, {
+        session: peer,
+        requestId: extra.requestId,
+        signal: extra.signal,
+        onprogress,
+      });
+    } catch (err) {
+      // a plain error with a code: the SDK sends its message as is (McpError would prefix it)
+      if (err instanceof UnknownTool) {
+        throw Object.assign(new Error(err.message), { code: ErrorCode.InvalidParams });
+      }
+      throw err;
+    }
+  };
   if (capabilities.tools) {
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: gateway.listTools() }));
-    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
-      const token = req.params._meta?.progressToken;
-      const onprogress = token === undefined
-        ? undefined
-        : (p: { progress: number; total?: number; message?: string }) => {
-          void extra.sendNotification({
-            method: "notifications/progress",
-            params: { ...p, progressToken: token },
-          }).catch(() => {});
-        };
-      try {
-        return await gateway.callTool(req.params.name, req.params.arguments ?? {}, {
-          session: peer,
-          requestId: extra.requestId,
-          signal: extra.signal,
-          onprogress,
-        });
-      } catch (err) {
-        // a plain error with a code: the SDK sends its message as is (McpError would prefix it)
-        if (err instanceof UnknownTool) {
-          throw Object.assign(new Error(err.message), { code: ErrorCode.InvalidParams });
-        }
-        throw err;
-      }
-    });
+    server.setRequestHandler(
+      CallToolRequestSchema,
+      (req, extra) =>
+        callTool(req, {
+          ...extra,
+          sendNotification: (n) => extra.sendNotification(n as Parameters<typeof extra.sendNotification>[0]),
+        }) as Promise<CallToolResult>,
+    );
   }
   if (capabilities.resources) {
     server.setRequestHandler(ListResourcesRequestSchema, () => gateway.content.listResources());
@@ -176,7 +187,15 @@ export function createSessionServer(gateway: Gateway, id: string = randomUUID())
     connect: async (transport) => {
       await server.connect(transport);
       const handle = transport.onmessage!;
+      const fast = capabilities.tools ? fastCalls(transport, callTool) : undefined;
+      const closed = transport.onclose;
+      transport.onclose = () => {
+        fast?.closed();
+        closed?.();
+      };
       transport.onmessage = (message, extra) => {
+        if (fast?.take(message)) return;
+        fast?.cancelled(message);
         const problem = isRequestShape(message) ? paramsProblem(message as JSONRPCRequest) : undefined;
         if (problem === undefined) return handle(message, extra);
         const id = (message as JSONRPCRequest).id;

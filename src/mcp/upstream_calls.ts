@@ -94,7 +94,7 @@ export class UpstreamCalls {
     const call = async (link: Link) => {
       opts.admit?.();
       used = link;
-      return await link.client.callTool({ name: raw, arguments: args }, undefined, {
+      return await link.callTool({ name: raw, arguments: args }, {
         signal: opts.signal,
         timeout: this.#config.callTimeoutSeconds * 1000,
         resetTimeoutOnProgress: true,

@@ -27,6 +27,7 @@ import { NeedsLogin } from "./oauth/errors.ts";
 import { type BuiltTransport, UpstreamRefused } from "./upstream_transport.ts";
 import type { FailureKind } from "./upstream_state.ts";
 import type { UpstreamOwner } from "./upstream_types.ts";
+import { type FastCallOptions, UpstreamFastCalls } from "./upstream_fast_calls.ts";
 import { VERSION } from "../version.ts";
 
 export interface ClientHooks {
@@ -90,6 +91,7 @@ export class Link {
   #undeliverable = false;
   #serverVersion: string | undefined;
   #closing: Promise<void> | undefined;
+  #fast: UpstreamFastCalls | undefined;
 
   /** Call before `client.connect(transport)`: the SDK chains the handlers set here. */
   constructor(client: Client, transport: Transport, onClosed: (link: Link) => void) {
@@ -118,15 +120,30 @@ export class Link {
    * Call after `client.connect(transport)`. The SDK handles a notification a microtask after it
    * arrives but a response at once, and forgets a call's progress handler with its response: a
    * progress notification read together with its call's result (one pipe read, one stream chunk)
-   * was dropped. Responses now wait a microtask, behind what arrived before them.
+   * was dropped. Responses now wait a microtask, behind what arrived before them. Also where tool
+   * calls start taking the fast path (`callTool`).
    */
   responsesAfterNotifications(): void {
     const handle = this.transport.onmessage;
     if (!handle) return;
+    const fast = this.#fast = new UpstreamFastCalls(this.client, this.transport);
     this.transport.onmessage = (m, extra) => {
+      if (fast.take(m)) return;
       if ("method" in m) handle(m, extra);
       else queueMicrotask(() => handle(m, extra));
     };
+  }
+
+  /**
+   * `tools/call` on this connection: past the SDK's Protocol where the tool allows
+   * (`upstream_fast_calls.ts`), else through `Client.callTool`; the same result and errors.
+   */
+  callTool(
+    params: { name: string; arguments?: Record<string, unknown> },
+    opts: FastCallOptions,
+  ): Promise<unknown> {
+    if (this.#fast?.usable(params.name)) return this.#fast.call(params, opts);
+    return this.client.callTool(params, undefined, opts);
   }
 
   /** The transport closed or could not deliver: this connection is gone. */

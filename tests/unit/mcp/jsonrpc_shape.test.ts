@@ -2,13 +2,23 @@
  * The hand-written JSON-RPC shape (src/mcp/jsonrpc_shape.ts) against the SDK's own zod schemas:
  * the same verdict and the same value out, on chosen edge cases and on generated messages built
  * the way they arrive (JSON text parsed), `__proto__` keys, unsafe integers and strict top-level
- * keys included; and `callToolParamsValid` never says yes where the SDK's schema says no.
+ * keys included; `callToolParamsValid` never says yes where the SDK's schema says no; and
+ * `callToolResultCertain` never vouches for a result the schema refuses or would give back changed.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { CallToolRequestSchema, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import { asJsonRpcMessage, callToolParamsValid, isRequestShape } from "../../../src/mcp/jsonrpc_shape.ts";
+import {
+  CallToolRequestSchema,
+  CallToolResultSchema,
+  JSONRPCMessageSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import {
+  asJsonRpcMessage,
+  callToolParamsValid,
+  callToolResultCertain,
+  isRequestShape,
+} from "../../../src/mcp/jsonrpc_shape.ts";
 
 /** Both verdicts on one value: the same success, and deep-equal values when it is one. */
 function same(value: unknown, label = JSON.stringify(value)): void {
@@ -243,5 +253,78 @@ describe("callToolParamsValid", () => {
       assert.equal(callToolParamsValid(p), false);
       assert.equal(sdkValid(p), false);
     }
+  });
+});
+
+describe("callToolResultCertain", () => {
+  /** Where the hand check vouches, the schema agrees and gives back the same value as JSON. */
+  function vouched(r: unknown, label: string): boolean {
+    if (!callToolResultCertain(r)) return false;
+    const z = CallToolResultSchema.safeParse(r);
+    assert.equal(z.success, true, `vouched for what the schema refuses: ${label}`);
+    // as JSON (key order aside, which JSON does not keep)
+    const json = (v: unknown) => JSON.parse(JSON.stringify(v));
+    assert.deepStrictEqual(json(z.data), json(r), `the schema changes ${label}`);
+    return true;
+  }
+
+  it("vouches for what tool results look like", () => {
+    for (
+      const r of [
+        { content: [] },
+        { content: [{ type: "text", text: "hi" }] },
+        { content: [{ type: "text", text: "a" }, { type: "text", text: "" }], isError: true },
+        { content: [{ type: "text", text: "{}" }], structuredContent: { a: [1, { b: 2 }] } },
+        { content: [], structuredContent: Object.create(null) },
+      ]
+    ) assert.equal(vouched(r, JSON.stringify(r)), true, JSON.stringify(r));
+  });
+
+  it("leaves to the schema what it cannot be sure of", () => {
+    for (
+      const text of [
+        "{}",
+        '{"content":[{"type":"image","data":"aGk=","mimeType":"image/png"}]}',
+        '{"content":[{"type":"text","text":"a","annotations":{"priority":1}}]}',
+        '{"content":[{"type":"text","text":"a","extra":1}]}',
+        '{"content":[],"_meta":{"progressToken":1}}',
+        '{"content":[],"other":1}',
+        '{"content":[],"structuredContent":{"__proto__":{"a":1}}}',
+        '{"content":[{"type":"text","text":"a","__proto__":{}}]}',
+        '{"__proto__":{},"content":[]}',
+        '{"content":[],"isError":"yes"}',
+        '{"content":[],"structuredContent":[1]}',
+        '{"content":[{"type":"text","text":5}]}',
+        '{"content":"text"}',
+      ]
+    ) assert.equal(callToolResultCertain(JSON.parse(text)), false, text);
+    assert.equal(callToolResultCertain({ content: [], structuredContent: new Date() }), false);
+    assert.equal(callToolResultCertain([]), false);
+  });
+
+  it("never vouches for a result the schema refuses or changes (generated results)", () => {
+    const value = fc.oneof(
+      scalar,
+      fc.constant('{"a":1}'),
+      fc.constant('{"__proto__":{"a":1}}'),
+      fc.constant('[{"type":"text","text":"t"}]'),
+      fc.constant('[{"type":"text","text":"t"},{"type":"text","text":"u"}]'),
+      fc.constant('[{"type":"text","text":1}]'),
+      fc.constant('[{"type":"text","text":"t","x":1}]'),
+      fc.constant('[{"type":"image","data":"aGk=","mimeType":"image/png"}]'),
+      fc.constant("false"),
+    );
+    const result = fc.array(
+      fc.tuple(fc.constantFrom("content", "structuredContent", "isError", "_meta", "__proto__", "x"), value),
+      { maxLength: 4 },
+    ).map(objectText);
+    let yes = 0;
+    fc.assert(
+      fc.property(result, (text) => {
+        if (vouched(JSON.parse(text), text)) yes++;
+      }),
+      { numRuns: 3000 },
+    );
+    assert.ok(yes >= 20, `only ${yes} generated results were vouched for`);
   });
 });
