@@ -2,8 +2,9 @@
  * `hermit serve DIR` for a session adapter: one MCP server over stdio for one host session.
  * Upstreams are started first (the host's `initialize` waits in the pipe, bounded by
  * HERMIT_STARTUP_WAIT seconds, default 25), so the first `tools/list` is complete. The session
- * ends when the host closes stdin, the host process disappears, or a signal arrives; then every
- * child group is stopped and the watchdog is released.
+ * ends when the host closes stdin (after answering what it already asked, up to DRAIN_MS, or until
+ * a signal cuts that short), the host process disappears, or a signal arrives; then every child
+ * group is stopped and the watchdog is released.
  */
 import process from "node:process";
 import { log } from "../log.ts";
@@ -63,6 +64,20 @@ export function sessionEnd(
   });
 }
 
+/** The next SIGTERM, SIGINT or SIGHUP this process receives (`stop` removes the listeners). */
+function nextSignal(): { received: Promise<NodeJS.Signals>; stop(): void } {
+  const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
+  const handlers = new Map<NodeJS.Signals, () => void>();
+  const received = new Promise<NodeJS.Signals>((resolve) => {
+    for (const sig of signals) {
+      const on = () => resolve(sig);
+      handlers.set(sig, on);
+      process.on(sig, on);
+    }
+  });
+  return { received, stop: () => handlers.forEach((on, sig) => process.off(sig, on)) };
+}
+
 /** For a person who typed `hermit serve` at a terminal, where it waits for MCP in silence. */
 function terminalHint(m: Manifest): string {
   const dir = shellQuote(m.dir === process.cwd() ? "." : displayPath(m.dir));
@@ -91,8 +106,14 @@ export async function serveStdio(manifest: Manifest): Promise<number> {
   const end = await ended;
   log.debug(`session ends: ${end.text}`);
   idle?.stop();
-  // Answer what the host already asked (a piped client may close stdin right after sending).
-  if (end.cause === "stdin-closed") await inFlight.idle(DRAIN_MS);
+  // Answer what the host already asked (a piped client may close stdin right after sending),
+  // unless the host then says stop: the spec's shutdown is close stdin, wait, SIGTERM, SIGKILL
+  if (end.cause === "stdin-closed") {
+    const signal = nextSignal();
+    const cut = await Promise.race([inFlight.idle(DRAIN_MS).then(() => undefined), signal.received]);
+    signal.stop();
+    if (cut) log.debug(`received ${cut}: the rest of the drain is cut short`);
+  }
   session.detach();
   await Promise.race([session.server.close().catch(() => {}), new Promise((r) => setTimeout(r, 1000))]);
   await gateway.stop();

@@ -5,11 +5,13 @@
  * exec → node). And a host that dies with a request unanswered while serve still starts its upstreams
  * (a Ctrl-C of `hermit check`, a host that crashes): serve answers into a pipe nobody reads, and
  * must still end at once rather than wait out its 30 s drain for an answer that cannot go out.
+ * And a host that closes stdin while a call runs, then sends SIGTERM (the MCP spec's shutdown:
+ * close, wait, SIGTERM, SIGKILL): the drain ends on the signal, and the call's process with it.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fixtures, hermitBin, hermitEnv } from "../helpers/hermit.ts";
 import { alive, allProcesses, cmdline, descendants, kill, Reaper, waitFor } from "../helpers/procs.ts";
@@ -180,6 +182,60 @@ setInterval(() => {}, 1 << 30);`,
       timeoutMs: 10_000,
       what: () =>
         `serve and its upstream to exit (left: ${[hermit, upstream].filter(alive).map(cmdline).join(" | ")})`,
+    });
+  });
+
+  it("SIGTERM during the drain after stdin closed ends serve at once, its running call's process too", async () => {
+    const dir = path.join(tmp.path, "drain");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      path.join(dir, "hermit.yaml"),
+      `name: drain\nexports: { tools: [wait] }\ntools:\n  wait:\n    description: waits\n` +
+        `    input: { type: object }\n    run: [sleep, "120"]\n    timeout: 300\n`,
+    );
+    const child = spawn(hermitBin(), ["serve", dir], {
+      env: { ...hermitEnv(), HERMIT_LOG: "debug" } as Record<string, string>,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    reaper.track(child.pid);
+    let err = "";
+    child.stderr.setEncoding("utf8").on("data", (d) => (err += d));
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.stdin.write(
+      [
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-06-18",
+            capabilities: {},
+            clientInfo: { name: "h", version: "0" },
+          },
+        },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "wait", arguments: {} } },
+      ].map((m) => JSON.stringify(m)).join("\n") + "\n",
+    );
+    const sleeper = await waitFor(
+      () => descendants(child.pid!).find((p) => /(^|\/)sleep 120$/.test(cmdline(p))),
+      { timeoutMs: 30_000, what: () => `the tool's sleep to run (stderr: ${err})` },
+    );
+    reaper.track(sleeper);
+    child.stdin.end(); // the drain starts: serve waits for the running call (up to 30 s)
+    await waitFor(() => /session ends: the host closed stdin/.test(err) || !alive(child.pid!), {
+      timeoutMs: 10_000,
+      what: () => `serve to see stdin close (stderr: ${err})`,
+    });
+    kill(child.pid!, "SIGTERM");
+    await waitFor(() => !alive(child.pid!), {
+      timeoutMs: 12_000,
+      what: () => `serve to end on SIGTERM during its drain (stderr: ${err})`,
+    });
+    await exited;
+    await waitFor(() => !alive(sleeper), {
+      timeoutMs: 5000,
+      what: "the running call's process to be stopped",
     });
   });
 });

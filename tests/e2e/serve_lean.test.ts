@@ -10,7 +10,7 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { bunPath, examples, hermitBin, hermitEnv, root } from "../helpers/hermit.ts";
 import { connectServe, textOf } from "../helpers/mcp.ts";
@@ -119,6 +119,30 @@ describe("what serve costs a session", { timeout: 120_000 }, () => {
       });
       assert.equal(await list(), before);
       assert.doesNotMatch(s.stderr(), /uncaught|panic|segmentation/i);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("a release while a call is running leaves the call to finish and answer", async () => {
+    const dir = path.join(tmp.path, "slow");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      path.join(dir, "hermit.yaml"),
+      `name: slow\nexports: { tools: [slow] }\ntools:\n  slow:\n    description: answers after a while\n` +
+        `    input: { type: object }\n    run: [sh, -c, "sleep 3; echo finished"]\n    timeout: 60\n`,
+    );
+    const s = await connectServe(dir, { env: { HERMIT_IDLE_RELEASE: "1", HERMIT_LOG: "debug" } });
+    reaper.track(s.pid);
+    try {
+      const released = () => s.stderr().match(/quiet for 1 s: memory given back/g)?.length ?? 0;
+      const before = released();
+      // nothing passes between host and serve while the tool sleeps: a release comes mid-call
+      const answer = await s.client.callTool({ name: "slow", arguments: {} });
+      assert.ok(released() > before, `no release during the call (stderr: ${s.stderr()})`);
+      assert.match(textOf(answer), /finished/);
+      assert.equal((answer as { isError?: boolean }).isError ?? false, false);
+      assert.match(textOf(await s.client.callTool({ name: "slow", arguments: {} })), /finished/);
     } finally {
       await s.close();
     }
