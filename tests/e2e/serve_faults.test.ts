@@ -15,6 +15,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fixtures, hermitBin, hermitEnv } from "../helpers/hermit.ts";
 import { alive, allProcesses, cmdline, descendants, kill, Reaper, waitFor } from "../helpers/procs.ts";
+import { mcpInput } from "../helpers/rootfs.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const HOST = `
@@ -201,22 +202,7 @@ setInterval(() => {}, 1 << 30);`,
     let err = "";
     child.stderr.setEncoding("utf8").on("data", (d) => (err += d));
     const exited = new Promise((resolve) => child.once("exit", resolve));
-    child.stdin.write(
-      [
-        {
-          jsonrpc: "2.0",
-          id: 1,
-          method: "initialize",
-          params: {
-            protocolVersion: "2025-06-18",
-            capabilities: {},
-            clientInfo: { name: "h", version: "0" },
-          },
-        },
-        { jsonrpc: "2.0", method: "notifications/initialized" },
-        { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "wait", arguments: {} } },
-      ].map((m) => JSON.stringify(m)).join("\n") + "\n",
-    );
+    child.stdin.write(mcpInput([{ method: "tools/call", params: { name: "wait", arguments: {} } }]));
     const sleeper = await waitFor(
       () => descendants(child.pid!).find((p) => /(^|\/)sleep 120$/.test(cmdline(p))),
       { timeoutMs: 30_000, what: () => `the tool's sleep to run (stderr: ${err})` },
