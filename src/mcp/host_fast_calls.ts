@@ -10,6 +10,7 @@
  * every open call aborted when the transport closes. A call the hand check does not vouch for
  * (params it cannot be sure of, a task-augmented call) goes to the SDK as before.
  */
+import { safeParse } from "@modelcontextprotocol/sdk/server/zod-compat.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolResultSchema,
@@ -61,9 +62,10 @@ function fastCall(message: JSONRPCMessage): message is JSONRPCMessage & {
 /** The result as the SDK's Server sends it: checked, and the schema's own value where it is not certain. */
 function checkedResult(result: unknown): unknown {
   if (callToolResultCertain(result)) return result;
-  const r = CallToolResultSchema.safeParse(result);
+  const r = safeParse(CallToolResultSchema, result); // the SDK Server's own call
   if (!r.success) {
-    throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${r.error.message}`);
+    const why = r.error instanceof Error ? r.error.message : String(r.error);
+    throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${why}`);
   }
   return r.data;
 }
@@ -101,18 +103,13 @@ export function fastCalls(transport: Transport, handler: CallHandler): FastCalls
         .then(
           (result) => {
             if (controller.signal.aborted) return;
-            const checked = (() => {
-              try {
-                return { ok: true as const, value: checkedResult(result) };
-              } catch (err) {
-                return { ok: false as const, err };
-              }
-            })();
-            return send(
-              checked.ok
-                ? { jsonrpc: "2.0", id, result: checked.value } as JSONRPCMessage
-                : { jsonrpc: "2.0", id, error: errorOf(checked.err) },
-            );
+            let answer: JSONRPCMessage;
+            try {
+              answer = { jsonrpc: "2.0", id, result: checkedResult(result) } as JSONRPCMessage;
+            } catch (err) {
+              answer = { jsonrpc: "2.0", id, error: errorOf(err) };
+            }
+            return send(answer);
           },
           (err) => {
             if (controller.signal.aborted) return;
