@@ -149,6 +149,25 @@ const nearlyRight = fc.record({
 });
 const message = fc.oneof(anyKeys, nearlyRight).map(objectText);
 
+/**
+ * Run `check` (which asserts agreement wherever the hand check vouches, and says whether it did)
+ * on 3000 generated texts; at least 20 must have been vouched for, or the agreement means little.
+ */
+function vouchesOftenAndRightly(
+  texts: fc.Arbitrary<string>,
+  what: string,
+  check: (text: string) => boolean,
+): void {
+  let yes = 0;
+  fc.assert(
+    fc.property(texts, (text) => {
+      if (check(text)) yes++;
+    }),
+    { numRuns: 3000 },
+  );
+  assert.ok(yes >= 20, `only ${yes} generated ${what} were vouched for`);
+}
+
 describe("asJsonRpcMessage", () => {
   it("agrees with the SDK's JSONRPCMessageSchema on every edge case, value included", () => {
     for (const text of CASES) same(JSON.parse(text), text);
@@ -226,17 +245,12 @@ describe("callToolParamsValid", () => {
       fc.tuple(fc.constantFrom("name", "arguments", "_meta", "task", "__proto__", "x"), value),
       { maxLength: 4 },
     ).map(objectText);
-    let yes = 0;
-    fc.assert(
-      fc.property(fc.oneof(params, scalar), (text) => {
-        const p = JSON.parse(text);
-        if (!callToolParamsValid(p)) return;
-        yes++;
-        assert.equal(sdkValid(p), true, `fast path accepted ${text}`);
-      }),
-      { numRuns: 3000 },
-    );
-    assert.ok(yes >= 20, `only ${yes} generated params were accepted`);
+    vouchesOftenAndRightly(fc.oneof(params, scalar), "params", (text) => {
+      const p = JSON.parse(text);
+      if (!callToolParamsValid(p)) return false;
+      assert.equal(sdkValid(p), true, `fast path accepted ${text}`);
+      return true;
+    });
   });
 
   it("says no to a Date or an array as arguments, a string ttl, a fractional progress token", () => {
@@ -318,13 +332,6 @@ describe("callToolResultCertain", () => {
       fc.tuple(fc.constantFrom("content", "structuredContent", "isError", "_meta", "__proto__", "x"), value),
       { maxLength: 4 },
     ).map(objectText);
-    let yes = 0;
-    fc.assert(
-      fc.property(result, (text) => {
-        if (vouched(JSON.parse(text), text)) yes++;
-      }),
-      { numRuns: 3000 },
-    );
-    assert.ok(yes >= 20, `only ${yes} generated results were vouched for`);
+    vouchesOftenAndRightly(result, "results", (text) => vouched(JSON.parse(text), text));
   });
 });
