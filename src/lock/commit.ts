@@ -10,12 +10,11 @@ import process from "node:process";
 import { Exit, HermitError } from "../errors.ts";
 import { homeDir, stateDir } from "../platform/paths.ts";
 import { stateLock } from "../platform/state_lock.ts";
+import { STOP_SIGNALS } from "../process/parent.ts";
 import type { Lock, LockState } from "./types.ts";
 
 /** How long a write waits for another hermit's (they take milliseconds). */
 const WRITE_LOCK_MS = 30_000;
-
-const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 /**
  * Run `write` holding the machine's adapter-write lock. A Ctrl-C (SIGTERM, SIGHUP) meanwhile is
@@ -32,14 +31,14 @@ export async function whileWriting<T>(write: () => T): Promise<T> {
   );
   const held: NodeJS.Signals[] = [];
   const hold = (signal: NodeJS.Signals) => void held.push(signal);
-  for (const s of SIGNALS) process.on(s, hold);
+  for (const s of STOP_SIGNALS) process.on(s, hold);
   try {
     return write();
   } finally {
     lock.release();
     // a signal that came during the (synchronous) write is handled a turn of the loop later (Deno: a timer's)
     await new Promise((r) => setTimeout(r, 20));
-    for (const s of SIGNALS) process.off(s, hold);
+    for (const s of STOP_SIGNALS) process.off(s, hold);
     if (held.length) {
       process.kill(process.pid, held[0]);
       await new Promise(() => setInterval(() => {}, 1000)); // nothing after the write runs

@@ -37,7 +37,7 @@ import { defaultSchemaCache, type SchemaCache } from "./schema_cache.ts";
 import { UpstreamConnection } from "./upstream.ts";
 import { CallRefused } from "./upstream_calls.ts";
 import type { LiveUpstream, UpstreamOwner, UpstreamStatus } from "./upstream_types.ts";
-import { type Clock, realClock } from "./upstream_lifecycle.ts";
+import { type Clock, realClock } from "../platform/clock.ts";
 import type { SandboxHost } from "../sandbox/host.ts";
 import { Transports } from "./gateway_transports.ts";
 import { LockGate, type LockMode } from "../lock/gate.ts";

@@ -13,7 +13,7 @@ import type { Manifest } from "../manifest/types.ts";
 import { releaseWhenIdle } from "../platform/idle_release.ts";
 import { shellQuote } from "../platform/shell_quote.ts";
 import { stopAllGroups } from "../process/group.ts";
-import { watchParent } from "../process/parent.ts";
+import { type HostEnd, hostEnd } from "../process/parent.ts";
 import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
 import { Gateway } from "./gateway.ts";
 import { DRAIN_MS, trackInFlight } from "./inflight.ts";
@@ -25,57 +25,21 @@ export function startupWaitMs(env: Readonly<Record<string, string | undefined>> 
   return Number.isFinite(s) && s >= 0 ? s * 1000 : 25_000;
 }
 
-/** How often the host process (our parent) is checked. */
-const HOST_POLL_MS = 2000;
-
 /** Why a stdio session ended; `text` for the log. */
 export type SessionEnd =
   | { cause: "stdin-closed"; text: string }
-  | { cause: "signal"; signal: NodeJS.Signals; text: string }
-  | { cause: "host-gone"; text: string }
-  | { cause: "transport-closed"; text: string };
+  | { cause: "transport-closed"; text: string }
+  | HostEnd;
 
-/**
- * Resolves with the reason the session ended: stdin EOF, a signal, or the host's death (our
- * parent, checked every `pollMs` by `watchParent`: ppid change on POSIX, pid plus creation time
- * on Windows). Every way out stops the poll.
- */
-export function sessionEnd(
-  transport: { onclose?: () => void },
-  opts: { hostGone?: () => string | undefined; pollMs?: number } = {},
-): Promise<SessionEnd> {
-  const hostGone = opts.hostGone ?? watchParent(process.ppid);
+/** Resolves with the reason the session ended: stdin EOF, the transport closing, or `host` (a signal, the host's death). */
+export function sessionEnd(transport: { onclose?: () => void }, host: Promise<HostEnd>): Promise<SessionEnd> {
   return new Promise<SessionEnd>((resolve) => {
-    const poll = setInterval(() => {
-      const why = hostGone();
-      if (why) done({ cause: "host-gone", text: `the host process is gone (${why})` });
-    }, opts.pollMs ?? HOST_POLL_MS);
-    const done = (end: SessionEnd) => {
-      clearInterval(poll);
-      resolve(end);
-    };
-    const eof = () => done({ cause: "stdin-closed", text: "the host closed stdin" });
+    const eof = () => resolve({ cause: "stdin-closed", text: "the host closed stdin" });
     process.stdin.once("end", eof);
     process.stdin.once("close", eof);
-    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
-      process.once(signal, () => done({ cause: "signal", signal, text: `received ${signal}` }));
-    }
-    transport.onclose = () => done({ cause: "transport-closed", text: "the transport closed" });
+    transport.onclose = () => resolve({ cause: "transport-closed", text: "the transport closed" });
+    void host.then(resolve);
   });
-}
-
-/** The next SIGTERM, SIGINT or SIGHUP this process receives (`stop` removes the listeners). */
-function nextSignal(): { received: Promise<NodeJS.Signals>; stop(): void } {
-  const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
-  const handlers = new Map<NodeJS.Signals, () => void>();
-  const received = new Promise<NodeJS.Signals>((resolve) => {
-    for (const sig of signals) {
-      const on = () => resolve(sig);
-      handlers.set(sig, on);
-      process.on(sig, on);
-    }
-  });
-  return { received, stop: () => handlers.forEach((on, sig) => process.off(sig, on)) };
 }
 
 /** For a person who typed `hermit serve` at a terminal, where it waits for MCP in silence. */
@@ -93,7 +57,8 @@ export async function serveStdio(manifest: Manifest): Promise<number> {
   gateway.logSelfCheck();
   const session = createSessionServer(gateway);
   const transport = new HostStdioTransport();
-  const ended = sessionEnd(transport);
+  const host = hostEnd();
+  const ended = sessionEnd(transport, host.ended);
   await session.connect(transport);
   const idle = releaseWhenIdle(process.env);
   const inFlight = trackInFlight(transport, idle?.touch);
@@ -109,15 +74,14 @@ export async function serveStdio(manifest: Manifest): Promise<number> {
   // Answer what the host already asked (a piped client may close stdin right after sending),
   // unless the host then says stop: the spec's shutdown is close stdin, wait, SIGTERM, SIGKILL
   if (end.cause === "stdin-closed") {
-    const signal = nextSignal();
-    const cut = await Promise.race([inFlight.idle(DRAIN_MS).then(() => undefined), signal.received]);
-    signal.stop();
-    if (cut) log.debug(`received ${cut}: the rest of the drain is cut short`);
+    const cut = await Promise.race([inFlight.idle(DRAIN_MS).then(() => undefined), host.ended]);
+    if (cut) log.debug(`${cut.text}: the rest of the drain is cut short`);
   }
   session.detach();
   await Promise.race([session.server.close().catch(() => {}), new Promise((r) => setTimeout(r, 1000))]);
   await gateway.stop();
   await stopAllGroups();
   await disableWatchdog();
+  host.stop();
   return 0;
 }

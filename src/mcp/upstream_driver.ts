@@ -6,7 +6,8 @@
  * connect, wait for a login. What lies beyond the links (the timers of a live link, the login
  * watch, the connect itself) it asks of the connection that owns it.
  */
-import { type Clock, jitteredBackoff } from "./upstream_lifecycle.ts";
+import type { Clock } from "../platform/clock.ts";
+import { jitteredBackoff } from "./upstream_lifecycle.ts";
 import type { Link } from "./upstream_client.ts";
 import { initialLife, type Life, type LifeAction, type LifeEvent, step } from "./upstream_state.ts";
 

@@ -4,6 +4,7 @@
  * recycle the process; it restarts on the next call. Also the two backoff curves.
  */
 import type { Upstream } from "../manifest/types.ts";
+import type { Clock } from "../platform/clock.ts";
 
 /** Connect cooldown after n consecutive failures: min(30·2^(n-1), 600) seconds. */
 export function cooldownSeconds(failures: number): number {
@@ -15,32 +16,6 @@ export function jitteredBackoff(attempt: number, random: () => number = Math.ran
   const base = Math.min(2 ** (attempt - 1), 60) * 1000;
   return Math.round(base * (0.8 + 0.4 * random()));
 }
-
-/** Time, injectable so tests can run a fake clock. */
-export interface Clock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-/** The longest delay one timer takes (2^31 - 1 ms, about 24.8 days): past it, it fires at once. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** A real timer (unreferenced); a longer delay (a `ttlMs` of a month) is waited in steps. */
-export const realClock: Clock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => {
-    const handle: { timer?: ReturnType<typeof setTimeout> } = {};
-    const wait = (left: number) => {
-      const step = Math.min(left, MAX_TIMER_MS);
-      handle.timer = setTimeout(() => (left > step ? wait(left - step) : fn()), step);
-      (handle.timer as { unref?: () => void }).unref?.();
-    };
-    wait(ms);
-    return handle;
-  },
-  clearTimeout: (h) => clearTimeout((h as { timer?: ReturnType<typeof setTimeout> }).timer),
-};
 
 /** Fires once when a tool list's `ttlMs` runs out (re-armed by every new listing). */
 export class TtlTimer {

@@ -8,7 +8,8 @@ import type { ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.j
 import { log } from "../log.ts";
 import type { Upstream } from "../manifest/types.ts";
 import { type CacheEntry, expiresAt, type SchemaCache, ttlHint } from "./schema_cache.ts";
-import { type Clock, TtlTimer } from "./upstream_lifecycle.ts";
+import type { Clock } from "../platform/clock.ts";
+import { TtlTimer } from "./upstream_lifecycle.ts";
 import { listAllTools, mapTools, type UpstreamTool } from "./upstream_tools.ts";
 
 /** A tool list as a server gave it, with its `ttlMs` hint. */

@@ -6,7 +6,8 @@
 import type { Upstream } from "../manifest/types.ts";
 import type { SchemaCache } from "./schema_cache.ts";
 import type { BuiltTransport } from "./upstream_transport.ts";
-import { type Clock, cooldownSeconds } from "./upstream_lifecycle.ts";
+import type { Clock } from "../platform/clock.ts";
+import { cooldownSeconds } from "./upstream_lifecycle.ts";
 import type { Admission, FailureKind, Life, UpstreamState } from "./upstream_state.ts";
 import type { UpstreamTool } from "./upstream_tools.ts";
 

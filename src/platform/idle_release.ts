@@ -16,6 +16,7 @@
 
 import process from "node:process";
 import { log } from "../log.ts";
+import { type Clock, realClock } from "./clock.ts";
 import { releaseMemory } from "./gc.ts";
 
 /** Seconds of quiet before memory is given back, unless HERMIT_IDLE_RELEASE says otherwise. */
@@ -45,21 +46,6 @@ export function idleStep(state: IdleState, now: number, idleMs: number): IdleSte
   return quiet >= idleMs ? { kind: "release" } : { kind: "wait", ms: idleMs - quiet };
 }
 
-export interface IdleClock {
-  now(): number;
-  /** Run `fn` after `ms`; must not keep the process alive. */
-  setTimeout(fn: () => void, ms: number): unknown;
-}
-
-const realClock: IdleClock = {
-  now: () => performance.now(),
-  setTimeout: (fn, ms) => {
-    const t = setTimeout(fn, ms);
-    (t as { unref?: () => void }).unref?.();
-    return t;
-  },
-};
-
 export interface IdleRelease {
   /** A message passed: the quiet spell starts again. Cheap enough for every message. */
   touch(): void;
@@ -72,7 +58,7 @@ export interface IdleRelease {
  * leaves garbage too). One timer at most: `touch` only notes the time, the timer looks again
  * when it fires.
  */
-export function idleRelease(idleMs: number, release: () => void, clock: IdleClock = realClock): IdleRelease {
+export function idleRelease(idleMs: number, release: () => void, clock: Clock = realClock): IdleRelease {
   const state: IdleState = { last: clock.now(), released: false };
   let armed = false;
   let stopped = false;

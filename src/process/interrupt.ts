@@ -10,15 +10,14 @@ import process from "node:process";
 import { setLogSink } from "../log.ts";
 import { clearProgressLine } from "../progress.ts";
 import { stopAllGroups } from "./group.ts";
+import { STOP_SIGNALS } from "./parent.ts";
 import { disableWatchdog } from "./supervisor.ts";
-
-const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 /** Run `fn`; on a signal meanwhile, stop every group and end of that signal. */
 export async function stoppingOnSignal<T>(fn: () => Promise<T>): Promise<T> {
   let interrupted = false;
   const remove = () => {
-    for (const s of SIGNALS) process.off(s, onSignal);
+    for (const s of STOP_SIGNALS) process.off(s, onSignal);
   };
   const die = (signal: NodeJS.Signals) => {
     remove(); // the default action again: the process ends of the signal
@@ -31,7 +30,7 @@ export async function stoppingOnSignal<T>(fn: () => Promise<T>): Promise<T> {
     setLogSink(() => {}); // servers stopping now are not failures to report
     void stopAllGroups().then(disableWatchdog).catch(() => {}).finally(() => die(signal));
   }
-  for (const s of SIGNALS) process.on(s, onSignal);
+  for (const s of STOP_SIGNALS) process.on(s, onSignal);
   const never = new Promise<never>(() => {});
   try {
     const result = await fn();

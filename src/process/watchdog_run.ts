@@ -13,10 +13,11 @@
 import process from "node:process";
 import { createInterface } from "node:readline";
 import { log } from "../log.ts";
+import { MAX_TIMER_MS } from "../platform/clock.ts";
 import { aliveGroups, forgetGroup, signalGroup, trackGroup } from "../platform/proc.ts";
 import type { ExitStatus } from "./exit_status.ts";
 import { DEFAULT_GRACE_MS, spawnInGroup } from "./group.ts";
-import { watchParent } from "./parent.ts";
+import { STOP_SIGNALS, watchParent } from "./parent.ts";
 import { within } from "./wait.ts";
 import { initialState, step, type WatchdogEvent, type WatchdogState } from "./watchdog.ts";
 
@@ -32,8 +33,7 @@ export interface WatchdogOptions {
 }
 
 const MAX_LINE = 256;
-/** setInterval turns anything above 2^31-1 ms into 1 ms; below 10 ms polling just burns CPU. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** setInterval turns anything above MAX_TIMER_MS into 1 ms; below 10 ms polling just burns CPU. */
 const MIN_POLL_MS = 10;
 /** How long to wait, after the group is gone or SIGKILLed, for the runtime to report the exit. */
 const EXIT_WAIT_MS = 2000;
@@ -58,7 +58,7 @@ export function runWatchdog(opts: WatchdogOptions): Promise<number> {
       // reaped the leader: wait for its exit status, which is ours. (Signals meanwhile are
       // still handled, and ignored, rather than killing us with a wrong status.)
       const status = commandStatus ?? (commandExited && await within(commandExited, EXIT_WAIT_MS));
-      for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.removeListener(sig, onSignal);
+      for (const sig of STOP_SIGNALS) process.removeListener(sig, onSignal);
       resolve(status ? status.code : opts.command ? 128 + 9 : 0);
     };
 
@@ -93,7 +93,7 @@ export function runWatchdog(opts: WatchdogOptions): Promise<number> {
     };
 
     const onSignal = (signal: NodeJS.Signals) => feed({ type: "signal", now: Date.now(), signal });
-    for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(sig, onSignal);
+    for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
 
     timers.push(setInterval(poll, Math.min(Math.max(opts.pollMs, MIN_POLL_MS), MAX_TIMER_MS)));
 

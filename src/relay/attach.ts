@@ -5,7 +5,7 @@
  * too late. A link that fails half way is closed (its session DELETEd), so nothing is left behind.
  */
 import type { JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
-import type { Clock } from "../mcp/upstream_lifecycle.ts";
+import type { Clock } from "../platform/clock.ts";
 import type { Refusal } from "../service/access.ts";
 import type { Message } from "./jsonrpc.ts";
 import { type LinkHandlers, type ServiceAddress, ServiceLink } from "./link.ts";

@@ -11,7 +11,7 @@
 import type { JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import { HermitError } from "../errors.ts";
 import { log } from "../log.ts";
-import type { Clock } from "../mcp/upstream_lifecycle.ts";
+import type { Clock } from "../platform/clock.ts";
 import type { Refusal } from "../service/access.ts";
 import type { Message } from "./jsonrpc.ts";
 import { type Connect, type Link, openLink, ServiceRefused } from "./attach.ts";

@@ -7,7 +7,7 @@
  * away are the policy's (`policy.ts`). Also the drain: who waits for the last answer.
  */
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
-import type { Clock } from "../mcp/upstream_lifecycle.ts";
+import type { Clock } from "../platform/clock.ts";
 import { errorLine, type Message, RpcCode } from "./jsonrpc.ts";
 import {
   expiredRequests,

@@ -10,7 +10,7 @@
  */
 import type { Refusal } from "../service/access.ts";
 import { fetchFor } from "../service/endpoint.ts";
-import type { Clock } from "../mcp/upstream_lifecycle.ts";
+import type { Clock } from "../platform/clock.ts";
 import type { HttpAnswer } from "../platform/http_answer.ts";
 import type { FetchLike } from "../platform/plain_fetch.ts";
 import { classify, type Message, messageIn } from "./jsonrpc.ts";

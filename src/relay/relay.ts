@@ -16,7 +16,7 @@
 import type { JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { Exit, HermitError } from "../errors.ts";
 import { log } from "../log.ts";
-import type { Clock } from "../mcp/upstream_lifecycle.ts";
+import type { Clock } from "../platform/clock.ts";
 import { cancelledId, errorLine, type Message, RpcCode } from "./jsonrpc.ts";
 import { AskedOfHost } from "./asked.ts";
 import { type Connect, connectHttp, type Link } from "./attach.ts";

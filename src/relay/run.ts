@@ -5,12 +5,11 @@
  * answered when it closes stdin (a script, a pipe), within the drain limit; then the service
  * session is ended.
  */
-import process from "node:process";
 import { Exit } from "../errors.ts";
 import { log } from "../log.ts";
-import { type Clock, realClock } from "../mcp/upstream_lifecycle.ts";
+import { type Clock, realClock } from "../platform/clock.ts";
 import { gcPacer } from "../platform/gc.ts";
-import { watchParent } from "../process/parent.ts";
+import { hostEnd } from "../process/parent.ts";
 import { readHostLines, stdoutLines } from "./io.ts";
 import { errorLine, idInHead, parseMessage, RpcCode } from "./jsonrpc.ts";
 import type { ServiceAddress } from "./link.ts";
@@ -21,8 +20,6 @@ import type { WarmAnswers } from "./warm.ts";
 export const MAX_LINE = 32 * 1024 * 1024;
 /** How long requests already received may still be answered after the host closes stdin. */
 export const DRAIN_MS = 30_000;
-/** How often the host process (our parent) is checked. */
-const HOST_POLL_MS = 2000;
 /** Messages (both ways) between two young-generation collections (`gcPacer`). */
 const GC_EVERY = 64;
 
@@ -46,7 +43,8 @@ export async function runRelay(
       )),
   }, MAX_LINE);
   await relay.start(first);
-  const gone = hostGone();
+  const host = hostEnd();
+  const gone = host.ended.then((h): End => ({ kind: "host-gone", why: h.text }));
   const end = await Promise.race([
     stdinEnded.then((): End => ({ kind: "stdin", why: "the host closed stdin" })),
     gone,
@@ -58,6 +56,7 @@ export async function runRelay(
   if (end.kind === "stdin") await Promise.race([relay.idle(DRAIN_MS), gone]);
   await relay.close();
   await out.drain();
+  host.stop();
   const refused = relay.refusalError();
   if (refused) throw refused;
   return Exit.ok;
@@ -65,22 +64,3 @@ export async function runRelay(
 
 /** Why a relay ends. */
 type End = { kind: "stdin" | "host-gone" | "refused"; why: string };
-
-/** A signal, or our parent (the host) gone. */
-function hostGone(): Promise<End> {
-  const gone = watchParent(process.ppid);
-  return new Promise((resolve) => {
-    const poll = setInterval(() => {
-      const why = gone();
-      if (why) done(`the host process is gone (${why})`);
-    }, HOST_POLL_MS);
-    (poll as { unref?: () => void }).unref?.();
-    const done = (why: string) => {
-      clearInterval(poll);
-      resolve({ kind: "host-gone", why });
-    };
-    for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
-      process.once(sig, () => done(`received ${sig}`));
-    }
-  });
-}

@@ -21,6 +21,7 @@ import { descriptorLimit, openDescriptors } from "../platform/descriptors.ts";
 import { releaseWhenIdle } from "../platform/idle_release.ts";
 import { processStartTime } from "../platform/proc.ts";
 import { stopAllGroups } from "../process/group.ts";
+import { STOP_SIGNALS } from "../process/parent.ts";
 import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
 import { rememberManifest } from "../relay/plan.ts";
 import { VERSION } from "../version.ts";
@@ -178,7 +179,7 @@ export async function runService(manifest: Manifest, opts: ServiceOptions): Prom
   sessions.onActiveChange(armIdle);
   armIdle(sessions.active);
   const hurry = new AbortController();
-  for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+  for (const sig of STOP_SIGNALS) {
     process.on(sig, () => (phase === "draining" ? hurry.abort() : stop(`received ${sig}`)));
   }
 

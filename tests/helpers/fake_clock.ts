@@ -1,5 +1,5 @@
 /** A clock for tests: time moves only when `advance` says so, and due timers fire in order. */
-import type { Clock } from "../../src/mcp/upstream_lifecycle.ts";
+import type { Clock } from "../../src/platform/clock.ts";
 
 export class FakeClock implements Clock {
   #now: number;

@@ -14,7 +14,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Upstream } from "../../src/manifest/types.ts";
 import type { UpstreamOwner } from "../../src/mcp/upstream.ts";
-import type { Clock } from "../../src/mcp/upstream_lifecycle.ts";
+import type { Clock } from "../../src/platform/clock.ts";
 
 export function testOwner(clock: Clock, open: (u: Upstream) => Transport, more: Partial<UpstreamOwner> = {}) {
   const owner: UpstreamOwner = {

@@ -4,7 +4,7 @@
  * next connect attempt goes ahead at once) and polls for that change, so that a long-lived
  * process (the standalone service, a host's session) connects as soon as `hermit login` is done.
  */
-import type { Clock } from "../upstream_lifecycle.ts";
+import type { Clock } from "../../platform/clock.ts";
 
 /** How often a waiting upstream looks for a new login. */
 export const LOGIN_POLL_MS = 2000;

@@ -23,6 +23,8 @@ after(async () => {
   dir.cleanup();
 });
 
+const parent = pathToFileURL(path.join(root, "src/process/parent.ts")).href;
+
 function runtimeArgv(script: string): string[] {
   const deno = (globalThis as unknown as { Deno?: { execPath(): string } }).Deno;
   if (deno) {
@@ -52,7 +54,8 @@ describe("watching the parent", { timeout: 60_000 }, () => {
     writeFileSync(
       script,
       `import { sessionEnd } from ${JSON.stringify(session)};\n` +
-        `const ended = sessionEnd({}, { pollMs: 20 });\n` +
+        `import { hostEnd } from ${JSON.stringify(parent)};\n` +
+        `const ended = sessionEnd({}, hostEnd({ pollMs: 20 }).ended);\n` +
         `console.log("watching");\n` +
         `console.log("ended: " + (await ended).text);\n`,
     );
@@ -66,5 +69,33 @@ describe("watching the parent", { timeout: 60_000 }, () => {
     const out = await readUntil(host.stdout!, "ended: ", 20_000);
     assert.match(out, /ended: the host process is gone \(parent \d+ is gone\)/);
     await waitFor(() => !alive(pid), { what: "the session process to exit on its own", timeoutMs: 10_000 });
+  });
+
+  it("hostEnd: a signal ends it, and after stop the next one ends the process as it would without hermit", async () => {
+    const script = path.join(dir.path, "signals.mjs");
+    writeFileSync(
+      script,
+      `import { hostEnd } from ${JSON.stringify(parent)};\n` +
+        `const host = hostEnd({ hostGone: () => undefined, pollMs: 20 });\n` +
+        `console.log("watching");\n` +
+        `console.log("ended: " + (await host.ended).text);\n` +
+        `host.stop();\n` +
+        `console.log("stopped");\n` +
+        `setTimeout(() => console.log("not ended by the second signal"), 20000);\n`,
+    );
+    const child = spawn(runtimeArgv(script)[0], runtimeArgv(script).slice(1), {
+      cwd: root,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    reaper.track(child.pid);
+    const exited = new Promise<NodeJS.Signals | number | null>((r) =>
+      child.once("exit", (c, s) => r(s ?? c))
+    );
+    await readUntil(child.stdout!, "watching", 30_000);
+    process.kill(child.pid!, "SIGHUP");
+    assert.match(await readUntil(child.stdout!, "stopped", 20_000), /ended: received SIGHUP/);
+    process.kill(child.pid!, "SIGTERM");
+    const late = new Promise((r) => setTimeout(() => r("still running 15 s later"), 15_000).unref());
+    assert.equal(await Promise.race([exited, late]), "SIGTERM");
   });
 });

@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { createServer as createNetServer } from "node:net";
 import type { Message } from "../../../src/relay/jsonrpc.ts";
 import { ServiceLink } from "../../../src/relay/link.ts";
-import { realClock } from "../../../src/mcp/upstream_lifecycle.ts";
+import { realClock } from "../../../src/platform/clock.ts";
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
 

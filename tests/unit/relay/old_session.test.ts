@@ -18,7 +18,7 @@ import { createServer, type ServerResponse } from "node:http";
 import { parseMessage } from "../../../src/relay/jsonrpc.ts";
 import type { ServiceAddress } from "../../../src/relay/link.ts";
 import { Relay, type RelayTarget } from "../../../src/relay/relay.ts";
-import { realClock } from "../../../src/mcp/upstream_lifecycle.ts";
+import { realClock } from "../../../src/platform/clock.ts";
 import { setLogLevel } from "../../../src/log.ts";
 import {
   initializedNotification as initialized,
