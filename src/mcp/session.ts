@@ -57,7 +57,7 @@ export async function serveStdio(manifest: Manifest): Promise<number> {
   gateway.logSelfCheck();
   const session = createSessionServer(gateway);
   const transport = new HostStdioTransport();
-  const host = hostEnd();
+  const host = hostEnd({ keepAlive: true });
   const ended = sessionEnd(transport, host.ended);
   await session.connect(transport);
   const idle = releaseWhenIdle(process.env);

@@ -69,10 +69,11 @@ export type HostEnd =
  * every `pollMs` by `watchParent`). It keeps listening until `stop`, whatever else ended the
  * session first: a host that closes stdin and then signals cuts the drain that follows. Each
  * signal is taken once (a second one ends the process as it would without hermit); the poll
- * does not keep the process alive and stops at the first end.
+ * stops at the first end, and keeps the process alive until then only with `keepAlive` (serve,
+ * whose stdin alone might not).
  */
 export function hostEnd(
-  opts: { hostGone?: () => string | undefined; pollMs?: number } = {},
+  opts: { hostGone?: () => string | undefined; pollMs?: number; keepAlive?: boolean } = {},
 ): { ended: Promise<HostEnd>; stop(): void } {
   const gone = opts.hostGone ?? watchParent(process.ppid);
   const handlers = new Map<NodeJS.Signals, () => void>();
@@ -91,7 +92,7 @@ export function hostEnd(
       const why = gone();
       if (why) done({ cause: "host-gone", text: `the host process is gone (${why})` });
     }, opts.pollMs ?? 2000);
-    (poll as { unref?: () => void }).unref?.();
+    if (!opts.keepAlive) (poll as { unref?: () => void }).unref?.();
     for (const signal of STOP_SIGNALS) {
       const on = () => {
         process.off(signal, on);
