@@ -10,7 +10,7 @@ import process from "node:process";
 import { Exit, HermitError } from "../errors.ts";
 import { homeDir, stateDir } from "../platform/paths.ts";
 import { stateLock } from "../platform/state_lock.ts";
-import { STOP_SIGNALS } from "../process/parent.ts";
+import { STOP_SIGNALS } from "../process/host_end.ts";
 import type { Lock, LockState } from "./types.ts";
 
 /** How long a write waits for another hermit's (they take milliseconds). */

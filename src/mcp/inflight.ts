@@ -6,9 +6,6 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 
-/** How long requests already received may still be answered after the host closes stdin. */
-export const DRAIN_MS = 30_000;
-
 export interface InFlight {
   /** Resolves when nothing is in flight, or after `timeoutMs`. */
   idle(timeoutMs: number): Promise<void>;

@@ -13,10 +13,10 @@ import type { Manifest } from "../manifest/types.ts";
 import { releaseWhenIdle } from "../platform/idle_release.ts";
 import { shellQuote } from "../platform/shell_quote.ts";
 import { stopAllGroups } from "../process/group.ts";
-import { type HostEnd, hostEnd } from "../process/parent.ts";
+import { DRAIN_MS, type HostEnd, hostEnd } from "../process/host_end.ts";
 import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
 import { Gateway } from "./gateway.ts";
-import { DRAIN_MS, trackInFlight } from "./inflight.ts";
+import { trackInFlight } from "./inflight.ts";
 import { createSessionServer } from "./server.ts";
 import { HostStdioTransport } from "./stdio_host.ts";
 

@@ -10,7 +10,7 @@ import process from "node:process";
 import { setLogSink } from "../log.ts";
 import { clearProgressLine } from "../progress.ts";
 import { stopAllGroups } from "./group.ts";
-import { STOP_SIGNALS } from "./parent.ts";
+import { STOP_SIGNALS } from "./host_end.ts";
 import { disableWatchdog } from "./supervisor.ts";
 
 /** Run `fn`; on a signal meanwhile, stop every group and end of that signal. */

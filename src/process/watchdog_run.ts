@@ -17,7 +17,8 @@ import { MAX_TIMER_MS } from "../platform/clock.ts";
 import { aliveGroups, forgetGroup, signalGroup, trackGroup } from "../platform/proc.ts";
 import type { ExitStatus } from "./exit_status.ts";
 import { DEFAULT_GRACE_MS, spawnInGroup } from "./group.ts";
-import { STOP_SIGNALS, watchParent } from "./parent.ts";
+import { STOP_SIGNALS } from "./host_end.ts";
+import { watchParent } from "./parent.ts";
 import { within } from "./wait.ts";
 import { initialState, step, type WatchdogEvent, type WatchdogState } from "./watchdog.ts";
 

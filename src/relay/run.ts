@@ -9,7 +9,7 @@ import { Exit } from "../errors.ts";
 import { log } from "../log.ts";
 import { type Clock, realClock } from "../platform/clock.ts";
 import { gcPacer } from "../platform/gc.ts";
-import { hostEnd } from "../process/parent.ts";
+import { DRAIN_MS, hostEnd } from "../process/host_end.ts";
 import { readHostLines, stdoutLines } from "./io.ts";
 import { errorLine, idInHead, parseMessage, RpcCode } from "./jsonrpc.ts";
 import type { ServiceAddress } from "./link.ts";
@@ -18,8 +18,6 @@ import type { WarmAnswers } from "./warm.ts";
 
 /** The longest line a host may send (a longer one is answered with an error and skipped). */
 export const MAX_LINE = 32 * 1024 * 1024;
-/** How long requests already received may still be answered after the host closes stdin. */
-export const DRAIN_MS = 30_000;
 /** Messages (both ways) between two young-generation collections (`gcPacer`). */
 const GC_EVERY = 64;
 

@@ -21,7 +21,7 @@ import { descriptorLimit, openDescriptors } from "../platform/descriptors.ts";
 import { releaseWhenIdle } from "../platform/idle_release.ts";
 import { processStartTime } from "../platform/proc.ts";
 import { stopAllGroups } from "../process/group.ts";
-import { STOP_SIGNALS } from "../process/parent.ts";
+import { STOP_SIGNALS } from "../process/host_end.ts";
 import { disableWatchdog, enableWatchdog } from "../process/supervisor.ts";
 import { rememberManifest } from "../relay/plan.ts";
 import { VERSION } from "../version.ts";

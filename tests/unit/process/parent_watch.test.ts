@@ -2,7 +2,8 @@
  * Watching the parent process with real processes: `watchParent` (`src/process/parent.ts`) by
  * identity for a process that is not our parent, and a stdio session's `sessionEnd`
  * (`src/mcp/session.ts`), which must end when its host dies and then leave nothing running
- * (its poll stopped), so the session process can exit.
+ * (its poll stopped), so the session process can exit; `hostEnd` (`src/process/host_end.ts`)
+ * takes each stop signal once and gives them back when stopped.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -23,7 +24,7 @@ after(async () => {
   dir.cleanup();
 });
 
-const parent = pathToFileURL(path.join(root, "src/process/parent.ts")).href;
+const hostEndModule = pathToFileURL(path.join(root, "src/process/host_end.ts")).href;
 
 function runtimeArgv(script: string): string[] {
   const deno = (globalThis as unknown as { Deno?: { execPath(): string } }).Deno;
@@ -54,7 +55,7 @@ describe("watching the parent", { timeout: 60_000 }, () => {
     writeFileSync(
       script,
       `import { sessionEnd } from ${JSON.stringify(session)};\n` +
-        `import { hostEnd } from ${JSON.stringify(parent)};\n` +
+        `import { hostEnd } from ${JSON.stringify(hostEndModule)};\n` +
         `const ended = sessionEnd({}, hostEnd({ pollMs: 20 }).ended);\n` +
         `console.log("watching");\n` +
         `console.log("ended: " + (await ended).text);\n`,
@@ -75,7 +76,7 @@ describe("watching the parent", { timeout: 60_000 }, () => {
     const script = path.join(dir.path, "signals.mjs");
     writeFileSync(
       script,
-      `import { hostEnd } from ${JSON.stringify(parent)};\n` +
+      `import { hostEnd } from ${JSON.stringify(hostEndModule)};\n` +
         `const host = hostEnd({ hostGone: () => undefined, pollMs: 20 });\n` +
         `console.log("watching");\n` +
         `console.log("ended: " + (await host.ended).text);\n` +
