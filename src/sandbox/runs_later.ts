@@ -3,8 +3,9 @@
  * without asking, so what an entry that may write the workspace must not change: git's hooks and
  * config (`core.fsmonitor`, aliases, filter drivers) and the hooks directory its `core.hooksPath`
  * names; the configs of the hook managers git's hooks hand over to (husky, pre-commit, lefthook);
- * editor tasks and settings; dev container commands; the hosts' project settings (Claude Code's
- * hooks) and MCP servers; hermit's deploy record. Pure.
+ * editor tasks and settings; dev container commands; the agent hosts' project settings (Claude
+ * Code's hooks), MCP servers, plugins, skills and agents (each host hermit deploys to, and other
+ * agents' MCP and hook files); hermit's deploy record. Pure.
  */
 import path from "node:path";
 
@@ -22,11 +23,30 @@ export const RUNS_LATER = [
   ".idea",
   ".zed",
   ".devcontainer",
+  // the hosts hermit deploys to: their project settings, hooks, MCP servers, plugins (OpenCode
+  // loads `.opencode/plugins/*.ts` into itself), skills and agents
   ".claude",
   ".mcp.json",
   ".cursor",
   ".gemini",
   ".codex",
+  "opencode.json",
+  "opencode.jsonc",
+  ".opencode",
+  ".pi",
+  ".hermes",
+  ".agents",
+  // other agents' project MCP servers, hooks and commands run after edits
+  ".devin",
+  ".windsurf",
+  ".kiro",
+  ".roo",
+  ".amazonq",
+  ".continue",
+  ".qwen",
+  "crush.json",
+  ".crush.json",
+  ".aider.conf.yml",
   ".hermit",
 ];
 

@@ -33,6 +33,28 @@ describe("the paths kept read-only in a workspace", () => {
     assert.ok(paths.includes("/p/tools/hooks"), paths.join(" "));
   });
 
+  it("every host hermit deploys to: its project config, MCP servers, plugins, skills and agents", () => {
+    const paths = runsLaterPaths("/p", { home: "/h" });
+    for (
+      const f of [
+        ".claude",
+        ".mcp.json",
+        ".cursor",
+        ".gemini",
+        ".codex",
+        "opencode.json",
+        "opencode.jsonc",
+        ".opencode",
+        ".pi",
+        ".hermes",
+        ".agents",
+        ".vscode",
+      ]
+    ) {
+      assert.ok(paths.includes(`/p/${f}`), f);
+    }
+  });
+
   it("a hooks directory inside one already listed is left to it (husky's .husky/_)", () => {
     const paths = runsLaterPaths("/p", { home: "/h", gitConfig: "[core]\n\thooksPath = .husky/_\n" });
     assert.deepEqual(paths, runsLaterPaths("/p", { home: "/h" }));
