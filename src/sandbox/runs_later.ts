@@ -36,6 +36,8 @@ export const RUNS_LATER = [
   ".pi",
   ".hermes",
   ".agents",
+  ".github/skills",
+  ".github/agents",
   // other agents' project MCP servers, hooks and commands run after edits
   ".devin",
   ".windsurf",

@@ -59,6 +59,8 @@ attempt("piMcp", () => writeFileSync(ws + "/.pi/mcp.json", "{}"));
 attempt("agentsSkill", () => writeFileSync(ws + "/.agents/skills/x/SKILL.md", "---\\nname: x\\n---\\n"));
 attempt("hermesAgent", () => writeFileSync(ws + "/.hermes/agents/x.md", "x\\n"));
 attempt("devinMcp", () => writeFileSync(ws + "/.devin/mcp_config.json", "{}"));
+attempt("copilotAgent", () => writeFileSync(ws + "/.github/agents/x.agent.md", "x\\n"));
+attempt("workflow", () => writeFileSync(ws + "/.github/workflows/ci.yml", "on: push\\n"));
 attempt("hooksPath", () => writeFileSync(ws + "/.githooks/pre-commit", "#!/bin/sh\\n", { mode: 0o755 }));
 attempt("husky", () => writeFileSync(ws + "/.husky/pre-commit", "#!/bin/sh\\n"));
 attempt("submoduleConfig", () => writeFileSync(ws + "/.git/modules/lib/config", "[core]\\n\\tfsmonitor = /tmp/x\\n"));
@@ -94,6 +96,8 @@ describe("a tool that plants files for the sandbox launcher", { skip: ready.skip
         ".agents/skills/x",
         ".hermes/agents",
         ".devin",
+        ".github/agents",
+        ".github/workflows",
         "src",
       ]
     ) {
@@ -196,13 +200,15 @@ describe("a tool that plants files for the sandbox launcher", { skip: ready.skip
         "agentsSkill",
         "hermesAgent",
         "devinMcp",
+        "copilotAgent",
       ]
     ) {
       assert.ok(refused(got[k]), `${k}: ${got[k]} (${r.stdout})`);
     }
+    // what runs elsewhere once pushed (CI) is the user's to review, as the project's scripts are
     assert.deepEqual(
-      { gitIndex: got.gitIndex, source: got.source },
-      { gitIndex: "ok", source: "ok" },
+      { gitIndex: got.gitIndex, source: got.source, workflow: got.workflow },
+      { gitIndex: "ok", source: "ok", workflow: "ok" },
       r.stdout,
     );
     assert.equal(readFileSync(path.join(ws, ".git/config"), "utf8"), GIT_CONFIG);

@@ -1,9 +1,12 @@
 /**
- * What a host, git or an editor runs from a project later: the fixed list, and the hooks
- * directory a repository's `core.hooksPath` names (read from its config text).
+ * What a host, git or an editor runs from a project later: the fixed list (which must cover every
+ * file hermit itself deploys into a project for a host to load), and the hooks directory a
+ * repository's `core.hooksPath` names (read from its config text).
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { HOSTS } from "../../../src/hosts/index.ts";
+import { type AdapterParts, HOST_IDS, type Target } from "../../../src/hosts/types.ts";
 import { gitModulesIn, hooksPathIn, runsLaterPaths } from "../../../src/sandbox/runs_later.ts";
 
 describe("core.hooksPath in a git config", () => {
@@ -33,25 +36,25 @@ describe("the paths kept read-only in a workspace", () => {
     assert.ok(paths.includes("/p/tools/hooks"), paths.join(" "));
   });
 
-  it("every host hermit deploys to: its project config, MCP servers, plugins, skills and agents", () => {
-    const paths = runsLaterPaths("/p", { home: "/h" });
-    for (
-      const f of [
-        ".claude",
-        ".mcp.json",
-        ".cursor",
-        ".gemini",
-        ".codex",
-        "opencode.json",
-        "opencode.jsonc",
-        ".opencode",
-        ".pi",
-        ".hermes",
-        ".agents",
-        ".vscode",
-      ]
-    ) {
-      assert.ok(paths.includes(`/p/${f}`), f);
+  it("every file hermit deploys into a project for a host to load (MCP servers, skills, agents)", () => {
+    const adapter: AdapterParts = {
+      name: "notes",
+      dir: "/adapters/notes",
+      launch: { kind: "stdio", command: "/usr/local/bin/hermit", args: ["serve", "/adapters/notes"] },
+      context: "# Notes",
+      skills: [{ name: "take-notes", files: [{ rel: "SKILL.md", content: new Uint8Array([1]) }] }],
+      roles: [{ file: "/r.md", name: "reviewer", description: "d", fields: {}, body: "", problems: [] }],
+      tools: ["add_note"],
+    };
+    const t: Target = { scope: "project", platform: "linux", env: {}, home: "/h", project: "/p" };
+    const kept = runsLaterPaths("/p", { home: "/h" });
+    const covered = (f: string) => kept.some((k) => f === k || f.startsWith(k + "/"));
+    for (const id of HOST_IDS) {
+      const plan = HOSTS[id].plan(adapter, t, { exists: () => false, read: () => undefined });
+      // instruction files (CLAUDE.md, AGENTS.md) take a block each: the README says they stay writable
+      for (const item of plan.items.filter((i) => i.kind !== "block")) {
+        assert.ok(covered(item.file), `${id}: ${item.file} (${item.what}) is not kept read-only`);
+      }
     }
   });
 
