@@ -3,9 +3,9 @@
  * without asking, so what an entry that may write the workspace must not change: git's hooks and
  * config (`core.fsmonitor`, aliases, filter drivers) and the hooks directory its `core.hooksPath`
  * names; the configs of the hook managers git's hooks hand over to (husky, pre-commit, lefthook);
- * editor tasks and settings; dev container commands; the agent hosts' project settings (Claude
- * Code's hooks), MCP servers, plugins, skills and agents (each host hermit deploys to, and other
- * agents' MCP and hook files); hermit's deploy record. Pure.
+ * editor tasks and settings; dev container commands; mise's configs; the agent hosts' project
+ * settings (Claude Code's hooks), MCP servers, plugins, skills and agents (each host hermit
+ * deploys to, and other agents' MCP and hook files); hermit's deploy record. Pure.
  */
 import path from "node:path";
 
@@ -23,6 +23,13 @@ export const RUNS_LATER = [
   ".idea",
   ".zed",
   ".devcontainer",
+  ".devcontainer.json", // its initializeCommand runs on the machine itself
+  // mise runs a trusted config's hooks and env scripts on entering the directory (trust is by path)
+  "mise.toml",
+  ".mise.toml",
+  "mise.local.toml",
+  ".mise.local.toml",
+  ".mise",
   // the hosts hermit deploys to: their project settings, hooks, MCP servers, plugins (OpenCode
   // loads `.opencode/plugins/*.ts` into itself), skills and agents
   ".claude",
