@@ -27,7 +27,7 @@ import {
 import { learnCapabilities, probeCapabilities } from "./facts.ts";
 import { claimLayers } from "./layers.ts";
 import { type Entry, type Policy, type PolicyContext, resolvePolicy } from "./policy.ts";
-import { makeMissingHooks, readSmallText, submodules } from "./workspace_files.ts";
+import { readSmallText, repositoryFacts } from "./workspace_files.ts";
 import { EgressProxy } from "./proxy.ts";
 import { recordServed } from "./served.ts";
 import { confinedEnv, type SpawnRequest, startConfined } from "./spawn.ts";
@@ -122,8 +122,7 @@ export class SandboxHost {
       servedAdapters: this.#servedDirs(),
       requireAll: this.#opts.env.HERMIT_SANDBOX === "require",
       npmrc: this.#npmrc(childEnv),
-      gitConfig: readSmallText(path.join(this.#opts.interpolation.workspaceFolder, ".git", "config")),
-      gitModules: submodules(path.join(this.#opts.interpolation.workspaceFolder, ".git", "modules")),
+      ...repositoryFacts(this.#opts.interpolation.workspaceFolder),
       childEnv,
     };
     return resolvePolicy(entry, ctx);
@@ -197,8 +196,6 @@ export class SandboxHost {
     const layers = platform === "linux"
       ? await claimLayers(this.#stateDir, this.#manifest.dir, entry.label, policy.caches)
       : { layers: [], release: () => {} };
-    // a read-only mount needs something to cover (Seatbelt's rules cover missing paths too)
-    if (platform === "linux") makeMissingHooks(policy.fs.filter((r) => r.quiet).map((r) => r.path));
     const how = {
       platform,
       seatbelt: this.caps.seatbelt,

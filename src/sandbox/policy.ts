@@ -48,10 +48,10 @@ export interface PolicyContext {
   requireAll: boolean;
   /** The text of the user's npm config (`~/.npmrc`), where a `cache=` line may move npm's cache. */
   npmrc?: string;
-  /** The text of the workspace's `.git/config`, where `core.hooksPath` may move git's hooks. */
+  /** The text of the workspace repository's config, where `core.hooksPath` may move git's hooks. */
   gitConfig?: string;
-  /** The workspace repository's submodules (`.git/modules/…`), as `gitModulesIn` finds them. */
-  gitModules?: readonly string[];
+  /** The working trees of its submodules (`repositoryFacts`), whose `.git` files are kept. */
+  submoduleTrees?: readonly string[];
   /**
    * The environment the child gets (gate 2's filtered one plus what the entry declares), when
    * known: a cache variable only moves the cache the child uses if the child has it. Without it,
@@ -233,7 +233,7 @@ export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
     runsLater.push(...runsLaterPaths(ws, {
       home: ctx.home,
       gitConfig: ctx.gitConfig,
-      modules: ctx.gitModules,
+      submoduleTrees: ctx.submoduleTrees,
       adapters: [ctx.adapterDir, ...ctx.servedAdapters],
     }));
     for (const f of runsLater) put(f, "read", false);

@@ -1,8 +1,10 @@
 /**
  * What git, editors, hook managers and agent hosts run from a project later, unconfined and
- * without asking, so what an entry that may write the workspace must not change: git's hooks and
- * config (`core.fsmonitor`, aliases, filter drivers) and the hooks directory its `core.hooksPath`
- * names; the configs of the hook managers git's hooks hand over to (husky, pre-commit, lefthook);
+ * without asking, so what an entry that may write the workspace must not change: the repository
+ * (`.git` whole: its hooks and config — `core.fsmonitor`, aliases, filter drivers — and what
+ * redirects them, a `commondir` file, a worktree's or submodule's `.git` file, which git follows
+ * to another config), each submodule's `.git` file, the hooks directory `core.hooksPath` names;
+ * the configs of the hook managers git's hooks hand over to (husky, pre-commit, lefthook);
  * editor tasks and settings; dev container commands; mise's configs; the agent hosts' project
  * settings (Claude Code's hooks), MCP servers, plugins, skills and agents (each host hermit
  * deploys to, and other agents' MCP and hook files); hermit's deploy record. Pure.
@@ -10,8 +12,9 @@
 import path from "node:path";
 
 export const RUNS_LATER = [
-  ".git/hooks",
-  ".git/config",
+  // git reads hooks and config where `.git/commondir` or a `.git` file says: no part can be left
+  // writable without the rest (an entry that commits declares `write:` for it)
+  ".git",
   ".husky",
   ".pre-commit-config.yaml",
   "lefthook.yml",
@@ -64,8 +67,8 @@ export interface Repository {
   home: string;
   /** The text of `.git/config`. */
   gitConfig?: string;
-  /** Each submodule's git directory, relative to `.git/modules` (`gitModulesIn`). */
-  modules?: readonly string[];
+  /** Each submodule's working tree (its `core.worktree`, resolved): its `.git` file is kept. */
+  submoduleTrees?: readonly string[];
   /** Directories holding adapters. */
   adapters?: readonly string[];
 }
@@ -73,8 +76,8 @@ export interface Repository {
 /**
  * The paths in workspace `ws` to keep read-only: RUNS_LATER; the directory `core.hooksPath` names
  * in the repository's config when it lies inside `ws` (relative to `ws`; `~/` is `home`); each
- * submodule's hooks and config (`git status` in the project runs one in every submodule, which
- * reads its own config); none that holds an adapter.
+ * submodule's `.git` file inside `ws` (`git status` in the project runs one in every submodule,
+ * which reads the config that file leads to); none that holds an adapter.
  */
 export function runsLaterPaths(ws: string, repo: Repository): string[] {
   const p = path.posix;
@@ -84,11 +87,9 @@ export function runsLaterPaths(ws: string, repo: Repository): string[] {
   // only a directory inside the workspace: elsewhere it is not writable by default, and the
   // workspace itself (or above it) would take the whole workspace's writes away
   if (at && at.startsWith(ws + "/")) out.push(at.replace(/\/+$/, ""));
-  for (const m of repo.modules ?? []) {
-    const dir = p.join(ws, ".git", "modules", m);
-    if (dir.startsWith(p.join(ws, ".git", "modules") + "/")) {
-      out.push(p.join(dir, "hooks"), p.join(dir, "config"));
-    }
+  for (const tree of repo.submoduleTrees ?? []) {
+    const at = p.resolve(ws, tree);
+    if (at.startsWith(ws + "/")) out.push(p.join(at, ".git"));
   }
   // one inside another is covered by it (a mount of the outer one carries it); one holding an
   // adapter is left alone (its protected `.serve/` inside a read-only one would take Landlock's
@@ -127,6 +128,16 @@ export function gitModulesIn(
 
 /** `core.hooksPath` in a git config's text (the last one set), if any. */
 export function hooksPathIn(text: string): string | undefined {
+  return coreSetting(text, "hookspath");
+}
+
+/** `core.worktree` in a git config's text (the last one set), if any: where a submodule's tree is. */
+export function worktreeIn(text: string): string | undefined {
+  return coreSetting(text, "worktree");
+}
+
+/** The last value of `core.<key>` (`key` lower-case) in a git config's text, if any. */
+function coreSetting(text: string, key: string): string | undefined {
   let section = "";
   let found: string | undefined;
   for (const raw of text.split(/\r?\n/)) {
@@ -135,9 +146,9 @@ export function hooksPathIn(text: string): string | undefined {
     const rest = head ? head[2] : line;
     if (head) section = head[1].toLowerCase();
     if (section !== "core") continue;
-    const kv = /^hookspath\s*=\s*(.*)$/i.exec(rest);
-    if (!kv) continue;
-    let v = kv[1].trim();
+    const kv = /^([A-Za-z0-9-]+)\s*=\s*(.*)$/.exec(rest);
+    if (!kv || kv[1].toLowerCase() !== key) continue;
+    let v = kv[2].trim();
     if (v.startsWith('"')) v = v.slice(1, v.indexOf('"', 1) > 0 ? v.indexOf('"', 1) : undefined);
     else v = v.replace(/\s*[#;].*$/, "");
     if (v) found = v;

@@ -2,13 +2,13 @@
  * What the sandbox reads of files an entry may have written (the workspace's repository, a
  * user's `~/.npmrc`) before it starts the next one: small texts only, read without blocking, and
  * directories listed with a budget, so nothing planted there (a FIFO, a link to /dev/zero, a
- * million directories) stalls a start. And the one thing it makes there: a repository's missing
- * `hooks` directory, so that it can be kept read-only like one that exists.
+ * million directories) stalls a start: the repository's config and its submodules' trees, found
+ * as git finds them (a `.git` file, a `commondir`).
  */
-import { type Dir, existsSync, lstatSync, mkdirSync, opendirSync } from "node:fs";
+import { type Dir, existsSync, lstatSync, opendirSync } from "node:fs";
 import path from "node:path";
 import { readTextCapped } from "../platform/read_capped.ts";
-import { gitModulesIn } from "./runs_later.ts";
+import { gitModulesIn, worktreeIn } from "./runs_later.ts";
 
 /** Entries read from one directory at most. */
 export const ENTRIES_READ = 1000;
@@ -50,26 +50,38 @@ export function submodules(modules: string): string[] {
   );
 }
 
+/** What the sandbox needs to know of the workspace's repository (`runs_later.ts`). */
+export interface RepositoryFacts {
+  /** The config git reads (the common one, for a worktree). */
+  gitConfig?: string;
+  /** Each submodule's working tree, as its config's `core.worktree` names it (absolute). */
+  submoduleTrees: string[];
+}
+
 /**
- * Make each of `paths` that is a missing `hooks` directory of a git directory (one holding a
- * `HEAD` file; links not followed): git runs what lands there, and only a path that exists can be
- * covered by a read-only mount. Empty directories are what git's own templates make there.
+ * The repository of workspace `ws` as git finds it: `.git` a directory, or a file naming the git
+ * directory (a worktree, a submodule's checkout); a `commondir` there leads to the config and
+ * the submodules. Nothing when there is none.
  */
-export function makeMissingHooks(paths: readonly string[]): void {
-  const kind = (p: string) => {
-    try {
-      const st = lstatSync(p);
-      return st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
-    } catch {
-      return undefined;
+export function repositoryFacts(ws: string): RepositoryFacts {
+  const dotGit = path.join(ws, ".git");
+  let gitDir: string | undefined;
+  try {
+    const st = lstatSync(dotGit);
+    if (st.isDirectory()) gitDir = dotGit;
+    else if (st.isFile()) {
+      const named = /^gitdir:\s*(.+?)\s*$/m.exec(readSmallText(dotGit) ?? "")?.[1];
+      if (named) gitDir = path.resolve(ws, named);
     }
-  };
-  for (const p of paths) {
-    const gitDir = path.dirname(p);
-    if (path.basename(p) !== "hooks" || kind(p) !== undefined) continue;
-    if (kind(gitDir) !== "dir" || kind(path.join(gitDir, "HEAD")) !== "file") continue;
-    try {
-      mkdirSync(p, { mode: 0o755 });
-    } catch { /* left as it is: the entry can make it, as before */ }
+  } catch { /* no repository */ }
+  if (!gitDir) return { submoduleTrees: [] };
+  const common = readSmallText(path.join(gitDir, "commondir"))?.trim();
+  const commonDir = common ? path.resolve(gitDir, common) : gitDir;
+  const modules = path.join(commonDir, "modules");
+  const submoduleTrees: string[] = [];
+  for (const m of submodules(modules)) {
+    const tree = worktreeIn(readSmallText(path.join(modules, m, "config")) ?? "");
+    if (tree) submoduleTrees.push(path.resolve(modules, m, tree));
   }
+  return { gitConfig: readSmallText(path.join(commonDir, "config")), submoduleTrees };
 }

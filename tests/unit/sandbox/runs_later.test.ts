@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { HOSTS } from "../../../src/hosts/index.ts";
 import { type AdapterParts, HOST_IDS, type Target } from "../../../src/hosts/types.ts";
-import { gitModulesIn, hooksPathIn, runsLaterPaths } from "../../../src/sandbox/runs_later.ts";
+import { gitModulesIn, hooksPathIn, runsLaterPaths, worktreeIn } from "../../../src/sandbox/runs_later.ts";
 
 describe("core.hooksPath in a git config", () => {
   it("is read from [core], in any case, quoted or not, a comment after it dropped; the last wins", () => {
@@ -16,6 +16,15 @@ describe("core.hooksPath in a git config", () => {
     assert.equal(hooksPathIn("[Core]\nHOOKSPATH=hooks # mine\n"), "hooks");
     assert.equal(hooksPathIn("[core]\nhooksPath = a\n[core]\nhooksPath = b\n"), "b");
     assert.equal(hooksPathIn("[core] hooksPath = inline\n"), "inline");
+  });
+
+  it("core.worktree (a submodule's tree) is read the same way", () => {
+    assert.equal(
+      worktreeIn("[core]\n\trepositoryformatversion = 0\n\tworktree = ../../../lib\n"),
+      "../../../lib",
+    );
+    assert.equal(worktreeIn("[core]\n\thooksPath = x\n"), undefined);
+    assert.equal(hooksPathIn("[core]\n\tworktree = ../lib\n"), undefined);
   });
 
   it("is not taken from another section, and absent is undefined", () => {
@@ -28,9 +37,7 @@ describe("core.hooksPath in a git config", () => {
 describe("the paths kept read-only in a workspace", () => {
   it("the fixed list, and a hooks directory inside the workspace", () => {
     const paths = runsLaterPaths("/p", { home: "/h", gitConfig: "[core]\n\thooksPath = tools/hooks/\n" });
-    for (
-      const f of ["/p/.git/hooks", "/p/.git/config", "/p/.husky", "/p/.vscode", "/p/.claude", "/p/.mcp.json"]
-    ) {
+    for (const f of ["/p/.git", "/p/.husky", "/p/.vscode", "/p/.claude", "/p/.mcp.json"]) {
       assert.ok(paths.includes(f), f);
     }
     assert.ok(paths.includes("/p/tools/hooks"), paths.join(" "));
@@ -84,16 +91,22 @@ describe("the paths kept read-only in a workspace", () => {
 });
 
 describe("a repository's submodules", () => {
-  it("each one's hooks and config, nested and slashed names included; nothing outside .git/modules", () => {
+  it("each one's .git file in its tree, nested ones included; none outside the workspace or of it", () => {
     const paths = runsLaterPaths("/p", {
       home: "/h",
-      modules: ["lib", "vendor/x", "lib/modules/deep", "../../etc"],
+      submoduleTrees: ["/p/lib", "/p/vendor/x", "/p/lib/deep", "/etc", "/p", "/p2/lib"],
     });
-    for (const m of ["lib", "vendor/x", "lib/modules/deep"]) {
-      assert.ok(paths.includes(`/p/.git/modules/${m}/hooks`), m);
-      assert.ok(paths.includes(`/p/.git/modules/${m}/config`), m);
-    }
-    assert.ok(!paths.some((x) => x.startsWith("/etc") || x === "/p/config"), paths.join(" "));
+    for (const m of ["lib", "vendor/x", "lib/deep"]) assert.ok(paths.includes(`/p/${m}/.git`), m);
+    assert.ok(
+      !paths.some((x) => x.startsWith("/etc") || x.startsWith("/p2") || x === "/p/.git/.git"),
+      paths.join(" "),
+    );
+  });
+
+  it("their git directories, hooks and config are in .git, which is kept whole", () => {
+    const paths = runsLaterPaths("/p", { home: "/h", submoduleTrees: ["/p/lib"] });
+    assert.ok(paths.includes("/p/.git"));
+    assert.ok(!paths.some((x) => x.startsWith("/p/.git/")), paths.join(" "));
   });
 
   it("are found where a directory holds a HEAD, under names with slashes and in a submodule's modules/", () => {
