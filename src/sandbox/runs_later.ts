@@ -65,7 +65,7 @@ export const RUNS_LATER = [
 /** What is known of the workspace's repository and the adapters, for `runsLaterPaths`. */
 export interface Repository {
   home: string;
-  /** The text of `.git/config`. */
+  /** The text of the repository's config (the common one, for a worktree: `repositoryFacts`). */
   gitConfig?: string;
   /** Each submodule's working tree (its `core.worktree`, resolved): its `.git` file is kept. */
   submoduleTrees?: readonly string[];
