@@ -9,6 +9,9 @@ import { watchParent } from "./parent.ts";
 /** How long requests already received may still be answered after the host closes stdin. */
 export const DRAIN_MS = 30_000;
 
+/** How often the host process (our parent) is checked. */
+const HOST_POLL_MS = 2000;
+
 /** The signals that ask a process to stop (a host's shutdown, Ctrl-C, a closed terminal). */
 export const STOP_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
 
@@ -44,7 +47,7 @@ export function hostEnd(
     poll = setInterval(() => {
       const why = gone();
       if (why) done({ cause: "host-gone", text: `the host process is gone (${why})` });
-    }, opts.pollMs ?? 2000);
+    }, opts.pollMs ?? HOST_POLL_MS);
     if (!opts.keepAlive) (poll as { unref?: () => void }).unref?.();
     for (const signal of STOP_SIGNALS) {
       const on = () => {

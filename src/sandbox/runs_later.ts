@@ -1,9 +1,9 @@
 /**
  * What git, editors, hook managers and agent hosts run from a project later, unconfined and
  * without asking, so what an entry that may write the workspace must not change: the repository
- * (`.git` whole: its hooks and config — `core.fsmonitor`, aliases, filter drivers — and what
- * redirects them, a `commondir` file, a worktree's or submodule's `.git` file, which git follows
- * to another config), each submodule's `.git` file, the hooks directory `core.hooksPath` names;
+ * (`.git` whole — its hooks and config, `core.fsmonitor`, aliases, filter drivers, and a
+ * `commondir` file that would send git to another config — or `.git` the file of a worktree),
+ * each submodule's `.git` file (which git follows too), the hooks directory `core.hooksPath` names;
  * the configs of the hook managers git's hooks hand over to (husky, pre-commit, lefthook);
  * editor tasks and settings; dev container commands; mise's configs; the agent hosts' project
  * settings (Claude Code's hooks), MCP servers, plugins, skills and agents (each host hermit
