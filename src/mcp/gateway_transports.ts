@@ -51,7 +51,7 @@ export class Transports {
     };
   }
 
-  open(u: Upstream): BuiltTransport {
+  open(u: Upstream): BuiltTransport | Promise<BuiltTransport> {
     if (this.#opts.transportFactory) {
       return { transport: this.#opts.transportFactory(u), describe: "in process", unresolved: [] };
     }

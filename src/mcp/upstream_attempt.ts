@@ -53,7 +53,7 @@ export async function connectAttempt<T>(
   let link: Link | undefined;
   let explain: BuiltTransport["explain"];
   try {
-    const opened = site.open();
+    const opened = await site.open();
     link = opened.link;
     explain = opened.explain;
     const client = link.client;

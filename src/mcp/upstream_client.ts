@@ -175,13 +175,13 @@ export class Link {
  * client and the link watching its transport, not connected yet. Stdio servers' stderr lines and
  * unreadable output go to the owner's log.
  */
-export function openLink(
+export async function openLink(
   config: Upstream,
   owner: Pick<UpstreamOwner, "openTransport" | "onStderrLine">,
   hooks: ClientHooks,
   onLost: (link: Link) => void,
-): { link: Link; describe: string; explain: BuiltTransport["explain"] } {
-  const built = owner.openTransport(config);
+): Promise<{ link: Link; describe: string; explain: BuiltTransport["explain"] }> {
+  const built = await owner.openTransport(config);
   if (built.unresolved.length) {
     log.warn(
       `mcp_servers.${config.name}: \${${built.unresolved.join("}, ${")}} not set; passed on literally`,

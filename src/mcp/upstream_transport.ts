@@ -1,11 +1,10 @@
 /**
  * From a manifest `mcp_servers` entry to a connected-ready SDK transport: interpolation, the
  * filtered environment (gate 2), command resolution against that environment's PATH, and the
- * transport kind (stdio in its own process group, Streamable HTTP, or legacy SSE).
+ * transport kind (stdio in its own process group, Streamable HTTP, or legacy SSE). The SDK's HTTP
+ * transports (`http_transport.ts`) are loaded with the first remote upstream, not before.
  */
 import path from "node:path";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { childEnv } from "../gates/env.ts";
@@ -68,7 +67,7 @@ export class UpstreamRefused extends Error {
   override name = "UpstreamRefused";
 }
 
-export function buildTransport(u: Upstream, ctx: TransportContext): BuiltTransport {
+export async function buildTransport(u: Upstream, ctx: TransportContext): Promise<BuiltTransport> {
   if (u.kind === "stdio") {
     const { value, unresolved } = interpolate(
       { command: u.command!, args: pinArgs(u.command, u.args, ctx.pinned), env: u.env, cwd: u.cwd },
@@ -110,17 +109,11 @@ export function buildTransport(u: Upstream, ctx: TransportContext): BuiltTranspo
   const verdict = screenUpstream({ url: value.url, headers: value.headers, args: [], env: {} });
   if (verdict.refused) throw new UpstreamRefused(`refused: mcp_servers.${u.name}: ${verdict.reason}`);
   const url = new URL(value.url);
-  const requestInit: RequestInit = { headers: value.headers };
-  const transport = u.kind === "sse"
-    ? new SSEClientTransport(url, {
-      requestInit,
-      authProvider: ctx.authProvider,
-      fetch: ctx.fetch,
-    })
-    : new StreamableHTTPClientTransport(url, {
-      requestInit,
-      authProvider: ctx.authProvider,
-      fetch: ctx.fetch,
-    });
+  const { httpTransport } = await import("./http_transport.ts");
+  const transport = httpTransport(u.kind, url, {
+    requestInit: { headers: value.headers },
+    authProvider: ctx.authProvider,
+    fetch: ctx.fetch,
+  });
   return { transport, describe: `${url.origin}${url.pathname}`, unresolved };
 }

@@ -15,7 +15,7 @@ import type { UpstreamTool } from "./upstream_tools.ts";
 export interface UpstreamOwner {
   readonly clock: Clock;
   readonly schemaCache?: SchemaCache;
-  openTransport(u: Upstream): BuiltTransport;
+  openTransport(u: Upstream): BuiltTransport | Promise<BuiltTransport>;
   onToolsChanged(server: string): void;
   onPromptsChanged(server: string): void;
   onResourcesChanged(server: string): void;

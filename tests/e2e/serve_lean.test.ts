@@ -1,7 +1,8 @@
 /**
  * What `hermit serve DIR` costs a session, by structure (the memory itself is the bench's to
  * measure): the watchdog it starts for itself is a shell, not a second hermit; and `serve` loads
- * only what serving needs: no command-line app (commander), no deploy, host or `init` code. The
+ * only what serving needs: no command-line app (commander), no deploy, host or `init` code, and
+ * for an adapter without a remote upstream none of the SDK's HTTP transports or OAuth client. The
  * second is checked on the sources under Bun, whose module registry lists every module a run
  * loaded; the binary is split at the same dynamic imports. And a session gone quiet gives its
  * compiled code and free heap back (HERMIT_IDLE_RELEASE), once per quiet spell, and answers as
@@ -57,7 +58,9 @@ describe("what serve costs a session", { timeout: 120_000 }, () => {
 
   const bun = bunPath();
   const req = requirements([{ what: "bun", ok: !!bun, fix: "npm install (bun is a devDependency)" }]);
-  it("serve loads no command-line app, deploy, host or init code", { skip: req.skip }, async () => {
+  it("serve loads no command-line app, deploy, host or init code, nor HTTP transports it has no use for", {
+    skip: req.skip,
+  }, async () => {
     req.assertReady();
     const out = path.join(tmp.path, "modules.txt");
     const preload = path.join(tmp.path, "record.ts");
@@ -90,7 +93,9 @@ describe("what serve costs a session", { timeout: 120_000 }, () => {
       "the session was served",
     );
     const unneeded = loaded.filter((m) =>
-      /[\\/]node_modules[\\/](commander|@commander-js)[\\/]/.test(m) ||
+      /[\\/]node_modules[\\/](commander|@commander-js|eventsource|eventsource-parser|pkce-challenge)[\\/]/
+        .test(m) ||
+      /[\\/]sdk[\\/]dist[\\/]esm[\\/]client[\\/](sse|streamableHttp|auth)\.js$/.test(m) ||
       /[\\/]src[\\/](cli[\\/](app|init|deploy|check|login|status|tools|call)|deploy|hosts|adapter[\\/]scaffold)/
         .test(m)
     );

@@ -155,15 +155,15 @@ export async function login(
   const callback = await listen(oauth.redirectPort, previousPort(store), accept);
   const p = new LoginOAuthProvider({ store, serverUrl, oauth, redirectUrl: callback.redirectUrl });
   ref.provider = p;
-  const open = (): Transport => {
+  const open = async (): Promise<Transport> => {
     try {
-      return buildTransport(u, {
+      return (await buildTransport(u, {
         adapterDir: manifest.dir,
         interpolation,
         parentEnv: env,
         platform: o.platform ?? process.platform,
         authProvider: p,
-      }).transport;
+      })).transport;
     } catch (err) {
       if (err instanceof UpstreamRefused) throw new HermitError(err.message, Exit.refused);
       throw new HermitError(`${where}: ${messageOf(err)}`, Exit.usage);
@@ -184,7 +184,7 @@ export async function login(
   let stopReading = () => {};
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    const first = open();
+    const first = await open();
     const contacting = io.waiting?.(`${serverUrl} (discovery and client registration)`);
     try {
       const tools = await connectAndList(first);
@@ -235,7 +235,7 @@ export async function login(
     }
     let tools: number;
     try {
-      tools = await connectAndList(open());
+      tools = await connectAndList(await open());
     } catch (err) {
       exchanging?.done();
       throw new HermitError(

@@ -77,16 +77,16 @@ describe("screening at spawn covers the working directory", () => {
     }
   });
 
-  it("a stdio upstream whose interpolated cwd carries an indicator is refused before its transport exists", () => {
+  it("a stdio upstream whose interpolated cwd carries an indicator is refused before its transport exists", async () => {
     const tmp = tempDir();
     try {
       const m = adapter(tmp.path);
-      assert.throws(
-        () => buildTransport(m.upstreams.up, context(tmp.path, attack)),
+      await assert.rejects(
+        buildTransport(m.upstreams.up, context(tmp.path, attack)),
         (e: unknown) =>
           e instanceof UpstreamRefused && /^refused: mcp_servers\.up: .*hermes-0day/.test(e.message),
       );
-      const built = buildTransport(m.upstreams.up, context(tmp.path, { ...process.env, WORKDIR: "." }));
+      const built = await buildTransport(m.upstreams.up, context(tmp.path, { ...process.env, WORKDIR: "." }));
       assert.equal(built.describe, "node");
     } finally {
       tmp.cleanup();
