@@ -4,8 +4,8 @@
  * string and object key (unicode.ts: TAG characters, bidi controls, zero-width characters, soft
  * hyphens, selector runs; emoji flag and ZWJ sequences and the bidi marks right-to-left text needs
  * are kept), protocol-reserved and hermit's own `_meta` keys dropped, credential-like text and a
- * URL's `user:password@` redacted in every string of an error, sizes capped. Pure: a value in, a
- * cleaned copy out.
+ * URL's `user:password@` redacted in every string of an error, every string and key capped at
+ * 2,000,000 characters, binaries at 50 MiB. Pure: a value in, a cleaned copy out.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { stripHidden } from "./unicode.ts";
@@ -83,24 +83,32 @@ type Clean = (s: string) => string;
 const cleanInError: Clean = (s) => redactCredentials(stripHidden(s));
 
 /**
+ * The one place a string (a value or a key) is cleaned: then capped at `MAX_TEXT_CHARS`, so no
+ * field — a block's text, a link's description, a `_meta` value, a prompt's message — is larger.
+ */
+function cleanString(s: string, clean: Clean): string {
+  return capText(clean(s));
+}
+
+/**
  * The entries of an object with their keys cleaned. A key with hidden characters never takes the
  * place of the same key without them (`isError` + TAG cannot override `isError`).
  */
 function cleanKeys(o: object, clean: Clean): [string, unknown][] {
   return Object.entries(o).flatMap(([raw, x]): [string, unknown][] => {
-    const key = clean(raw);
+    const key = cleanString(raw, clean);
     return key !== raw && Object.hasOwn(o, key) ? [] : [[key, x]];
   });
 }
 
 /**
- * Every string inside a JSON-like value cleaned, keys included. With `filterMetas` every `_meta`
- * on the way is filtered too (and dropped when nothing is left); without it a `_meta` key is data
- * like any other (inside `structuredContent`, which must still match the tool's output schema).
+ * Every string inside a JSON-like value cleaned and capped, keys included. With `filterMetas`
+ * every `_meta` on the way is filtered too (and dropped when nothing is left); without it a `_meta`
+ * key is data like any other (inside `structuredContent`, which must still match the tool's output schema).
  * Objects are built with `Object.fromEntries`, so a `__proto__` key stays a plain key.
  */
 function cleanDeep<T>(v: T, filterMetas: boolean, clean: Clean = stripHidden): T {
-  if (typeof v === "string") return clean(v) as T;
+  if (typeof v === "string") return cleanString(v, clean) as T;
   if (Array.isArray(v)) return v.map((x) => cleanDeep(x, filterMetas, clean)) as T;
   if (v && typeof v === "object") {
     return Object.fromEntries(
@@ -150,7 +158,7 @@ function cleanBlock(block: Block, clean: Clean): Block {
     if (key === "_meta" || key === "resource") continue;
     if ((key === "data" || key === "blob") && typeof value === "string") {
       if (value.length > MAX_BLOB_CHARS) {
-        const kind = typeof block.type === "string" ? clean(block.type) : "content";
+        const kind = typeof block.type === "string" ? cleanString(block.type, clean) : "content";
         const notice = `[${kind} of ${value.length} base64 characters dropped by hermit: over the size cap]`;
         // resource contents keep their uri (an embedded resource or a resources/read item)
         return "uri" in block
@@ -160,7 +168,6 @@ function cleanBlock(block: Block, clean: Clean): Block {
       b[key] = value;
     } else b[key] = cleanDeep(value, false, clean);
   }
-  if (typeof b.text === "string") b.text = capText(b.text);
   if (block.resource && typeof block.resource === "object") {
     b.resource = cleanBlock(block.resource as Block, clean);
   }

@@ -44,62 +44,115 @@ const SUBSCHEMA = [
 ];
 const SUBSCHEMA_LISTS = ["anyOf", "oneOf", "allOf", "prefixItems"];
 const SUBSCHEMA_MAPS = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
-/** Maps whose keys are property names a host shows. */
+/** Maps whose keys are property names (their paths read `parent.name`, not `parent$defs.name`). */
 const NAMED = ["properties", "patternProperties"];
-/** How deep the strings of a value (`default: {…}`) are searched. */
-const MAX_VALUE_DEPTH = 8;
+/**
+ * Every keyword of JSON Schema (2020-12 back to draft-04, and OpenAPI's `nullable`): any other key
+ * of a schema is text a server chose, and is scanned as a name.
+ */
+const KEYWORDS = new Set([
+  ...SUBSCHEMA,
+  ...SUBSCHEMA_LISTS,
+  ...SUBSCHEMA_MAPS,
+  ..."description title type enum const default examples format pattern multipleOf".split(" "),
+  ..."minimum maximum exclusiveMinimum exclusiveMaximum minLength maxLength".split(" "),
+  ..."minItems maxItems uniqueItems minContains maxContains minProperties maxProperties".split(" "),
+  ..."required dependentRequired dependencies contentEncoding contentMediaType".split(" "),
+  ..."deprecated readOnly writeOnly nullable id $id $schema $ref $anchor $comment".split(" "),
+  ..."$dynamicRef $dynamicAnchor $recursiveRef $recursiveAnchor $vocabulary".split(" "),
+]);
+/** How deep subschemas are walked; below, a schema's strings are still read, and the depth is a finding. */
+const MAX_SCHEMA_DEPTH = 1000;
 
-/** A name read as words (`IGNORE_ALL_PREVIOUS`, `ignorePrevious`, `ignore-previous`), then scanned. */
-export function scanName(where: string, name: string | undefined): ScanFinding[] {
-  if (!name) return [];
-  return scanText(where, name.replace(/[_\-.]+/g, " ").replace(/(\p{Ll})(\p{Lu})/gu, "$1 $2"));
+/** One finding per rule, the first. */
+function firstPerRule(findings: ScanFinding[]): ScanFinding[] {
+  const out = new Map<string, ScanFinding>();
+  for (const f of findings) if (!out.has(f.rule)) out.set(f.rule, f);
+  return [...out.values()];
 }
 
-/** Every string in a value, keys included (`default`, `examples`, `enum`, `const`, …): one finding per rule. */
-function scanStrings(where: string, value: unknown): ScanFinding[] {
+/**
+ * A name read as words (`IGNORE_ALL_PREVIOUS`, `ignorePrevious`, `ignore-previous`) and as written
+ * (`base64.b64decode`), then scanned: one finding per rule.
+ */
+export function scanName(where: string, name: string | undefined): ScanFinding[] {
+  if (!name) return [];
+  const words = name.replace(/[_\-.]+/g, " ").replace(/(\p{Ll})(\p{Lu})/gu, "$1 $2");
+  return words === name
+    ? scanText(where, name)
+    : firstPerRule([...scanText(where, words), ...scanText(where, name)]);
+}
+
+/**
+ * Every string in a value, keys included, in order and at any depth (iterative, so depth is no
+ * risk; each object once).
+ */
+function stringsIn(value: unknown): string[] {
   const texts: string[] = [];
-  const collect = (v: unknown, depth: number): void => {
+  const seen = new Set<object>();
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
     if (typeof v === "string") texts.push(v);
-    else if (v && typeof v === "object" && depth < MAX_VALUE_DEPTH) {
-      for (const [k, x] of Object.entries(v)) {
-        if (!Array.isArray(v)) texts.push(k);
-        collect(x, depth + 1);
+    else if (v && typeof v === "object" && !seen.has(v)) {
+      seen.add(v);
+      const entries = Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        stack.push(entries[i][1]);
+        if (!Array.isArray(v)) stack.push(entries[i][0]);
       }
     }
-  };
-  collect(value, 0);
-  const out = new Map<string, ScanFinding>();
-  for (const f of texts.flatMap((t) => scanText(where, t))) if (!out.has(f.rule)) out.set(f.rule, f);
-  return [...out.values()];
+  }
+  return texts;
+}
+
+/** Every string in a value (`default`, `examples`, `enum`, `const`, …): one finding per rule. */
+function scanStrings(where: string, value: unknown): ScanFinding[] {
+  return firstPerRule(stringsIn(value).flatMap((t) => scanText(where, t)));
 }
 
 /** A JSON Schema walked fully: `prefix` is e.g. `tool read_file parameter`. */
 function scanSchema(prefix: string, schema: unknown): ScanFinding[] {
   const out: ScanFinding[] = [];
   const seen = new Set<unknown>();
-  const walk = (node: unknown, path: string): void => {
-    if (!node || typeof node !== "object" || Array.isArray(node) || seen.has(node)) return;
+  let tooDeep = false;
+  const walk = (node: unknown, path: string, depth: number): void => {
+    const at = path || "(schema)";
+    if (typeof node === "string" || Array.isArray(node)) {
+      out.push(...scanStrings(`${prefix} ${at}`, node));
+      return;
+    }
+    if (!node || typeof node !== "object" || seen.has(node)) return;
+    if (depth >= MAX_SCHEMA_DEPTH) {
+      const rule = `schema nested deeper than ${MAX_SCHEMA_DEPTH} levels`;
+      if (!tooDeep) out.push({ where: prefix, rule, excerpt: at.length > 200 ? `…${at.slice(-199)}` : at });
+      tooDeep = true;
+      out.push(...scanStrings(`${prefix} (below ${MAX_SCHEMA_DEPTH} levels)`, node));
+      return;
+    }
     seen.add(node);
     const s = node as Record<string, unknown>;
-    const at = path || "(schema)";
-    if (typeof s.description === "string") out.push(...scanText(`${prefix} ${at}`, s.description));
-    if (typeof s.title === "string") out.push(...scanText(`${prefix} ${at}`, s.title));
+    out.push(...scanStrings(`${prefix} ${at}`, s.description));
+    out.push(...scanStrings(`${prefix} ${at}`, s.title));
     for (const [key, value] of Object.entries(s)) {
       if (key === "description" || key === "title") continue;
+      if (!KEYWORDS.has(key)) out.push(...scanName(`${prefix} ${at} keyword`, key));
       if (SUBSCHEMA_MAPS.includes(key) && value && typeof value === "object" && !Array.isArray(value)) {
         for (const [k, v] of Object.entries(value)) {
           const name = visible(k);
           const inner = NAMED.includes(key) ? (path ? `${path}.${name}` : name) : `${path}${key}.${name}`;
-          if (NAMED.includes(key)) out.push(...scanName(`${prefix} name ${inner}`, k));
-          walk(v, inner);
+          out.push(...scanName(`${prefix} name ${inner}`, k));
+          walk(v, inner, depth + 1);
         }
       } else if (SUBSCHEMA.includes(key) || SUBSCHEMA_LISTS.includes(key)) {
         const items = key === "items" || key === "prefixItems" || key === "additionalItems";
-        for (const x of Array.isArray(value) ? value : [value]) walk(x, items ? `${path}[]` : path);
-      } else out.push(...scanStrings(`${prefix} ${at} ${key}`, value));
+        for (const x of Array.isArray(value) ? value : [value]) {
+          walk(x, items ? `${path}[]` : path, depth + 1);
+        }
+      } else out.push(...scanStrings(`${prefix} ${at} ${visible(key)}`, value));
     }
   };
-  walk(schema, "");
+  walk(schema, "", 0);
   return out;
 }
 

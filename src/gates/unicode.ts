@@ -21,13 +21,16 @@
  * Together: Unicode's Default_Ignorable_Code_Point set, what a renderer may draw as nothing
  * (`DEFAULT_IGNORABLE`, the one list of it; the approval question escapes all of it).
  * Not hidden, so neither stripped nor flagged: an RGI emoji tag sequence (the flags of England,
- * Scotland and Wales: 🏴 + tags + cancel tag; other tags after a black flag are hidden), a ZWJ inside an emoji ZWJ sequence (👩‍💻), a joiner between two letters
- * of a script that uses them (Persian, Indic), one variation selector right after a character
- * (❤️; a U+E0100–E01EF selector only after a Han ideograph; a Mongolian one only after a Mongolian
+ * Scotland and Wales: 🏴 + tags + cancel tag; other tags after a black flag are hidden), a ZWJ
+ * inside an emoji ZWJ sequence (👩‍💻), a joiner between two letters of a script that uses them
+ * (Arabic and the other cursive joining scripts, as Persian does; the Brahmic ones, as Hindi does;
+ * never Latin, Cyrillic or Greek), one variation selector right after a character (❤️; a
+ * U+E0100–E01EF selector only after a Han ideograph; a Mongolian one only after a Mongolian
  * letter), a combining grapheme joiner before a combining mark, a Hangul filler that makes a
  * syllable with the jamo beside it. Runs of selectors ("emoji smuggling") are hidden. Also the
- * text the scan matches its phrasing against: hidden characters removed, NFKC (fullwidth forms)
- * and a small map of Cyrillic and Greek look-alikes folded to Latin. Pure.
+ * text the scan matches its phrasing against: hidden characters removed, soft hyphens and joiners
+ * dropped wherever they stand, NFKC (fullwidth forms) and a small map of Cyrillic and Greek
+ * look-alikes folded to Latin. Pure.
  */
 
 export type HiddenClass =
@@ -75,7 +78,43 @@ const EMOJI_TAG_SEQUENCE =
 const PICTOGRAPH = /\p{Extended_Pictographic}/u;
 const EMOJI_MODIFIER = /[\uFE0F\u{1F3FB}-\u{1F3FF}]/u;
 const JOINED_LETTER = /[\p{L}\p{M}]/u;
-const LATIN = /[\p{Script=Latin}\p{ASCII}]/u;
+/**
+ * The scripts whose text uses ZWNJ and ZWJ between letters: the cursive joining scripts (Arabic
+ * first: Persian, Urdu) and the Brahmic ones (Devanagari and its kin, Sinhala, Myanmar, Khmer).
+ * By script extension, so a vowel mark shared by Arabic and Syriac counts. Not Latin, Cyrillic or
+ * Greek: a joiner there only hides, and between look-alikes it splits a phrase (`ех\u200Cес(`).
+ */
+const JOINING_SCRIPTS = [
+  "Arabic",
+  "Syriac",
+  "Nko",
+  "Mongolian",
+  "Mandaic",
+  "Manichaean",
+  "Psalter_Pahlavi",
+  "Phags_Pa",
+  "Adlam",
+  "Hanifi_Rohingya",
+  "Sogdian",
+  "Devanagari",
+  "Bengali",
+  "Gurmukhi",
+  "Gujarati",
+  "Oriya",
+  "Tamil",
+  "Telugu",
+  "Kannada",
+  "Malayalam",
+  "Sinhala",
+  "Myanmar",
+  "Khmer",
+];
+const JOINING_SCRIPT = new RegExp(
+  `[${JOINING_SCRIPTS.map((s) => `\\p{Script_Extensions=${s}}`).join("")}]`,
+  "u",
+);
+/** A letter or mark of a script that uses joiners. */
+const joinsLetters = (c: string | undefined) => !!c && JOINED_LETTER.test(c) && JOINING_SCRIPT.test(c);
 const HAN = /\p{Script=Han}/u;
 const SELECTOR = /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/u;
 const MONGOLIAN_SELECTOR = /[\u180B-\u180D\u180F]/u;
@@ -125,8 +164,7 @@ function allowedInContext(
       const base = baseBefore(text, index);
       if (base && next && PICTOGRAPH.test(base) && PICTOGRAPH.test(next)) return true;
     }
-    return !!prev && !!next && JOINED_LETTER.test(prev) && JOINED_LETTER.test(next) && !LATIN.test(prev) &&
-      !LATIN.test(next);
+    return joinsLetters(prev) && joinsLetters(next);
   }
   if (cls === "selector") {
     if (!prev || SELECTOR.test(prev) || CANDIDATE.test(prev) || /\s/.test(prev)) return false;
@@ -187,6 +225,9 @@ const CONFUSABLES: Record<string, string> = Object.fromEntries(
     .flatMap((c, i, all) => (i % 2 ? [] : [[c, all[i + 1]]])),
 );
 
+/** Dropped by the matching fold even where they are not hidden: the soft hyphen, ZWNJ and ZWJ. */
+const FOLDED_AWAY = /^[\u00AD\u200C\u200D]$/u;
+
 /**
  * The text phrasing rules are matched against, and for each of its characters the index of the
  * character it came from in `text` (so an excerpt shows what was really written).
@@ -197,7 +238,7 @@ export function foldForMatching(text: string): { folded: string; origin: number[
   const origin: number[] = [];
   let i = 0;
   for (const c of text) {
-    if (!hidden.has(i) && c !== "\u00AD") {
+    if (!hidden.has(i) && !FOLDED_AWAY.test(c)) {
       for (const f of c.normalize("NFKC")) {
         const mapped = CONFUSABLES[f] ?? f;
         folded += mapped;

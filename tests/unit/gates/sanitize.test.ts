@@ -304,6 +304,29 @@ describe("sanitizeResult", () => {
     assert.equal(big.structuredContent, undefined);
   });
 
+  it("caps every other string at the text cap too: a resource_link description, _meta values, keys", () => {
+    const huge = "d".repeat(3_000_000);
+    const out = sanitizeResult({
+      content: [
+        { type: "resource_link", uri: "file:///y", name: "n", description: huge },
+        { type: "text", text: "ok", _meta: { "com.vendor/note": huge } },
+      ],
+      _meta: { "com.vendor/note": huge, [huge]: 1 },
+      extra: { deep: [huge] },
+    });
+    const capped = capText(huge);
+    const [link, text] = out.content as Record<string, unknown>[];
+    assert.equal(link.description, capped);
+    assert.deepEqual(text._meta, { "com.vendor/note": capped });
+    assert.deepEqual(out._meta, { "com.vendor/note": capped, [capped]: 1 });
+    assert.deepEqual((out as Record<string, unknown>).extra, { deep: [capped] });
+  });
+
+  it("caps a block's text once, whatever the field holds", () => {
+    const out = sanitizeResult({ content: [{ type: "text", text: "x".repeat(MAX_TEXT_CHARS + 10) }] });
+    assert.equal((out.content[0] as { text: string }).text, capText("x".repeat(MAX_TEXT_CHARS + 10)));
+  });
+
   it("does not change its input", () => {
     const before = JSON.stringify(hostile);
     sanitizeResult(hostile);
@@ -369,6 +392,31 @@ describe("sanitizeValue (prompts, lists, sampling results)", () => {
         none: null,
       },
     );
+  });
+});
+
+describe("sanitizeValue: the text cap (prompts/get messages and everything else)", () => {
+  it("caps a prompt message's text, a description and a _meta value at 2,000,000 characters", () => {
+    const huge = "m".repeat(3_000_000);
+    const capped = capText(huge);
+    assert.deepEqual(
+      sanitizeValue({
+        description: huge,
+        messages: [{ role: "user", content: { type: "text", text: huge } }],
+        _meta: { "com.vendor/b": huge },
+      }),
+      {
+        description: capped,
+        messages: [{ role: "user", content: { type: "text", text: capped } }],
+        _meta: { "com.vendor/b": capped },
+      },
+    );
+    assert.ok(capped.includes("[… 1000000 characters removed by hermit …]"));
+  });
+
+  it("leaves strings at the cap whole", () => {
+    const atCap = "a".repeat(MAX_TEXT_CHARS);
+    assert.equal(sanitizeValue({ s: atCap }).s, atCap);
   });
 });
 
