@@ -22,8 +22,19 @@ import {
   valueHash,
 } from "./state.ts";
 
-/** `absent`: on record, no longer in its file (taken out by hand): only the record goes. */
-export type Status = "created" | "updated" | "replaced" | "unchanged" | "removed" | "kept" | "absent";
+/**
+ * `absent`: on record, no longer in its file (taken out by hand): only the record goes.
+ * `restored`: taken away, and what it had replaced (`--force`) put back.
+ */
+export type Status =
+  | "created"
+  | "updated"
+  | "replaced"
+  | "unchanged"
+  | "removed"
+  | "restored"
+  | "kept"
+  | "absent";
 
 export interface Outcome {
   owners: string[];
@@ -171,7 +182,8 @@ export class Engine {
     this.state.items.splice(this.state.items.indexOf(rec), 1);
     if (cur.found) this.undo(rec, file);
     this.settle(file, rec.format);
-    this.outcomes.push({ owners: gone, file, what: rec.what, status: cur.found ? "removed" : "absent" });
+    const status = !cur.found ? "absent" : rec.previous === undefined ? "removed" : "restored";
+    this.outcomes.push({ owners: gone, file, what: rec.what, status });
   }
 
   private fileRecord(file: string): FileRecord {

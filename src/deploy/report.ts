@@ -116,7 +116,8 @@ export function buildReport(x: Inputs): DeployReport {
 /**
  * One item as a sentence: what happened to it and to its file, e.g. "created .mcp.json with MCP
  * server notes" (the file is new), "added MCP server notes to .mcp.json" (the file was there),
- * "removed MCP server notes and .mcp.json" (hermit had created the file); "would …" in a dry run.
+ * "removed MCP server notes and .mcp.json" (hermit had created the file), "put back your MCP server
+ * notes in .mcp.json" (what `--force` had replaced); "would …" in a dry run.
  */
 export function itemLine(
   i: { what: string; status: Status },
@@ -138,6 +139,8 @@ export function itemLine(
       return change === "deleted"
         ? `${v("removed", "remove")} ${i.what} and ${file} (hermit had created it)`
         : `${v("removed", "remove")} ${i.what} from ${file}`;
+    case "restored":
+      return `${v("put", "put")} back your ${i.what} in ${file}`;
     case "absent":
       return change === "deleted"
         ? `${i.what}: no longer in ${file}; ${v("removed", "remove")} the file (hermit had created it)`

@@ -13,11 +13,12 @@ import process from "node:process";
 import { Exit, HermitError } from "../errors.ts";
 import { refusalLine, screenManifest } from "../gates/screen_manifest.ts";
 import { EditError } from "../hosts/edit/lines.ts";
-import { exists, readBytes } from "../hosts/files.ts";
+import { exists, NotAFile, readBytes } from "../hosts/files.ts";
 import { detectHosts, HOSTS, parseHosts } from "../hosts/index.ts";
 import type { HostFs, HostId, HostPlan, Scope, Target } from "../hosts/types.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { Manifest } from "../manifest/types.ts";
+import { DanglingLink } from "../platform/atomic_write.ts";
 import { stateDir as hermitStateDir } from "../platform/paths.ts";
 import { stateLock } from "../platform/state_lock.ts";
 import { adapterParts, remoteLaunch, serveTargetMissing, stdioLaunch } from "./adapter.ts";
@@ -30,12 +31,21 @@ import {
   realPathOf,
   refuseLinksIn,
 } from "./confine.ts";
-import { Engine, type Owned } from "./engine.ts";
+import { findAliases, linkedConflicts, renamePlans, renameRecord } from "./aliases.ts";
+import { desiredHash, Engine, type Owned } from "./engine.ts";
 import { adapterOnRecord, hostsOnRecord } from "./on_record.ts";
 import { Workspace } from "./ops.ts";
 import { checkItemPlaces } from "./places.ts";
 import { buildReport, type DeployReport } from "./report.ts";
-import { adapterConflict, displayIn, forgetStrayDirs, itemKey, loadState, noteAdapter } from "./state.ts";
+import {
+  adapterConflict,
+  displayIn,
+  forgetStrayDirs,
+  fromStored,
+  itemKey,
+  loadState,
+  noteAdapter,
+} from "./state.ts";
 
 export interface DeployOptions {
   adapter: string;
@@ -65,6 +75,7 @@ export interface DeployOptions {
 function hostFs(ws: Workspace, realRoot: string | undefined): HostFs {
   return {
     exists,
+    same: (a, b) => realPathOf(a) === realPathOf(b),
     read: (p) => {
       try {
         if (realRoot && !isInside(realRoot, realPathOf(p))) {
@@ -157,14 +168,25 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     const engine = new Engine(state, ws, root, o.force, show, recordFile);
     const owners = hosts.map((h) => `${name}/${h}`);
     try {
-      if (o.remove || !m) engine.remove(owners);
-      else {
+      if (m && !o.remove) {
         const unservable = o.serveUrl ? undefined : serveTargetMissing(m);
         if (unservable) throw new HermitError(`${m.file}: ${unservable}; nothing was written`, Exit.usage);
         const launch = o.serveUrl ? remoteLaunch(o.serveUrl) : stdioLaunch(m, o.self);
         const parts = adapterParts(m, launch);
         for (const h of hosts) plans.push(HOSTS[h].plan(parts, target, fs));
-        engine.deploy(merge(plans, m.name), owners);
+      }
+      // one file under two names (a link) is edited, merged and recorded under one of them
+      const aliases = findAliases([
+        ...plans.flatMap((p) => p.items.map((i) => i.file)),
+        ...state.items.map((r) => fromStored(root, r.file)),
+      ], realPathOf);
+      renameRecord(state, root, aliases);
+      if (o.remove || !m) engine.remove(owners);
+      else {
+        const { owned, clashes } = merge(renamePlans(plans, aliases), m.name);
+        const linked = linkedConflicts([...owned, ...clashes], state, root, aliases, show);
+        if (linked.length) throw new HermitError([...linked, "nothing was written"].join("\n"), Exit.usage);
+        engine.deploy(owned, owners);
       }
     } catch (err) {
       if (err instanceof EditError) throw new HermitError(`${err.message}; nothing was written`, Exit.usage);
@@ -204,11 +226,19 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
   }
 }
 
-/** A file's bytes (undefined when missing); an unreadable one is an error that names it. */
+/**
+ * A file's bytes (undefined when missing); an unreadable one, one that is not a regular file (a
+ * FIFO would block the run) or a link to nothing is an error that names it.
+ */
 function readOrExplain(file: string, show: (f: string) => string): Uint8Array | undefined {
   try {
     return readBytes(file);
   } catch (err) {
+    if (err instanceof NotAFile) {
+      const why = `not a regular file (${err.kind}); hermit edits only regular files`;
+      throw new HermitError(`${show(file)}: ${why}: remove it or replace it with a file`, Exit.usage);
+    }
+    if (err instanceof DanglingLink) throw new DanglingLink(show(err.link), err.target);
     const code = (err as NodeJS.ErrnoException).code ?? "error";
     throw new HermitError(`cannot read ${show(file)} (${code}); nothing was written`, Exit.usage);
   }
@@ -231,16 +261,31 @@ function chooseHosts(o: DeployOptions, t: Target, recorded: () => HostId[], fs: 
   return found;
 }
 
-/** Every host's items, one per target (file + key), with all the hosts that want it as owners. */
-function merge(plans: HostPlan[], name: string): Owned[] {
+/** Two hosts' items for one place that differ: the first one kept, and the other. */
+interface Clash extends Owned {
+  other: Owned["item"];
+  otherOwners: string[];
+}
+
+/**
+ * Every host's items, one per target (file + key), with all the hosts that want it as owners (the
+ * first host's item is written); where a later host's item differs, a clash (a conflict when the
+ * file has two names: `linkedConflicts`).
+ */
+function merge(plans: HostPlan[], name: string): { owned: Owned[]; clashes: Clash[] } {
   const byKey = new Map<string, Owned>();
+  const clashes: Clash[] = [];
   for (const p of plans) {
     for (const item of p.items) {
       const key = itemKey(item);
       const seen = byKey.get(key);
-      if (seen) seen.owners.push(`${name}/${p.host}`);
-      else byKey.set(key, { item, owners: [`${name}/${p.host}`] });
+      const owner = `${name}/${p.host}`;
+      if (seen && desiredHash(seen.item) !== desiredHash(item)) {
+        clashes.push({ ...seen, owners: [...seen.owners], other: item, otherOwners: [owner] });
+      }
+      if (seen) seen.owners.push(owner);
+      else byKey.set(key, { item, owners: [owner] });
     }
   }
-  return [...byKey.values()];
+  return { owned: [...byKey.values()], clashes };
 }

@@ -7,8 +7,9 @@
  */
 import { createHash } from "node:crypto";
 import path from "node:path";
-import { HermitError } from "../errors.ts";
-import { readBytes } from "../hosts/files.ts";
+import { statSync } from "node:fs";
+import { Exit, HermitError } from "../errors.ts";
+import { NotAFile, readBytes } from "../hosts/files.ts";
 import type { ConfigFormat, Scope } from "../hosts/types.ts";
 
 export interface FileRecord {
@@ -48,18 +49,21 @@ export function emptyState(): DeployState {
   return { version: 1, items: [], files: dict({}), dirs: [] };
 }
 
-/** The record in `file`; a missing file is an empty record, any other failure an error. */
+/**
+ * The record in `file`; a missing file is an empty record, any other failure an error. What is
+ * not a record (not JSON, a folder, a FIFO, a file where its folder should be) is bad input.
+ */
 export function loadState(file: string): DeployState {
   let bytes: Uint8Array | undefined;
   try {
     bytes = readBytes(file);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? "error";
-    throw new HermitError(
-      `cannot read hermit's deploy record ${file} (${code}); make it readable and try again`,
-    );
+    throw unreadableRecord(file, err);
   }
-  if (bytes === undefined) return emptyState();
+  if (bytes === undefined) {
+    refuseFileForFolder(path.dirname(file));
+    return emptyState();
+  }
   let s: unknown;
   try {
     s = JSON.parse(new TextDecoder().decode(bytes));
@@ -70,7 +74,46 @@ export function loadState(file: string): DeployState {
     `${file} is not a hermit deploy record${
       problem ? ` (${problem})` : ""
     }; repair it, or delete it (hermit then no longer knows what it wrote: its entries count as the user's own)`,
+    Exit.usage,
   );
+}
+
+/** Why the record in `file` cannot be read, in one line. */
+function unreadableRecord(file: string, err: unknown): HermitError {
+  if (err instanceof HermitError) return err; // a link to nothing
+  if (err instanceof NotAFile) {
+    return new HermitError(
+      `${file}: not a regular file (${err.kind}); hermit keeps its deploy record only in a regular file: remove it and run again`,
+      Exit.usage,
+    );
+  }
+  const code = (err as NodeJS.ErrnoException).code ?? "error";
+  if (code === "EISDIR") {
+    return new HermitError(
+      `${file} is a folder; hermit's deploy record is a file: move the folder away and run again`,
+      Exit.usage,
+    );
+  }
+  return new HermitError(
+    `cannot read hermit's deploy record ${file} (${code}); make it readable and try again`,
+  );
+}
+
+/** The record's folder `dir` (or one it would be made in) being a file is refused: writing fails. */
+function refuseFileForFolder(dir: string): void {
+  for (let d = dir; path.dirname(d) !== d; d = path.dirname(d)) {
+    try {
+      if (statSync(d).isDirectory()) return;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "ENOTDIR") continue; // missing, or a file above it: look there
+      return; // unreadable: writing says so
+    }
+    throw new HermitError(
+      `${d} is a file; hermit keeps its deploy record in a folder there: move the file away and run again`,
+      Exit.usage,
+    );
+  }
 }
 
 /** `m` without a prototype: a key read from a record ("constructor", "toString") is only its own. */

@@ -62,7 +62,9 @@ export const claude: HostSpec = {
     ];
     // the user's own AGENTS.md keeps reaching Claude Code once there is a CLAUDE.md; one holding
     // only hermit's blocks (written for another host) would be the same context twice
-    const agents = project ? fs.read(inProject(t, "AGENTS.md")) : undefined;
+    // (a CLAUDE.md that is a link to AGENTS.md reads it already)
+    const agentsFile = project ? inProject(t, "AGENTS.md") : undefined;
+    const agents = agentsFile && !fs.same?.(instructions, agentsFile) ? fs.read(agentsFile) : undefined;
     if (project && a.context !== undefined && agents !== undefined && outsideBlocks(agents).trim() !== "") {
       const current = fs.read(instructions);
       if (current === undefined || readBlock(current, AGENTS_IMPORT, instructions) !== undefined) {

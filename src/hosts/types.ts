@@ -79,6 +79,8 @@ export interface HostPlan {
 export interface HostFs {
   exists(path: string): boolean;
   read(path: string): string | undefined;
+  /** Do the two paths lead to one file (a link)? Absent: taken as no. */
+  same?(a: string, b: string): boolean;
 }
 
 export interface HostSpec {

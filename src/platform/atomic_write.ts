@@ -7,14 +7,19 @@
  * file is removed (none is left in the user's folder) and the target is left as it was.
  *
  * Private files get their mode (0600 by default) whatever the umask. A user's file (`preserve`)
- * keeps the mode it had and is written through a symlink to its target; a new one gets `mode`
- * under the user's umask.
+ * keeps the mode, owner and group it had (the owner as far as the process may give it) and is
+ * written through a symlink to its target; a new one gets `mode` under the user's umask. A link to
+ * nothing (the file, or a folder on its way) is refused: replacing it with a plain file would
+ * lose the user's link.
  */
 import {
   closeSync,
   fchmodSync,
+  fchownSync,
   fsyncSync,
+  lstatSync,
   openSync,
+  readlinkSync,
   realpathSync,
   renameSync,
   rmSync,
@@ -23,6 +28,7 @@ import {
 } from "node:fs";
 import path from "node:path";
 import process from "node:process";
+import { Exit, HermitError } from "../errors.ts";
 
 /** 8 random hex digits (Web Crypto, which every runtime has without loading `node:crypto`). */
 function randomHex(): string {
@@ -51,12 +57,51 @@ export interface AtomicWriteOptions {
   io?: AtomicIo;
 }
 
-/** What a write to `file` replaces: the symlink's target when `file` is one, else `file`. */
+/** A link whose target does not exist, where hermit would write through it (bad input, exit 2). */
+export class DanglingLink extends HermitError {
+  constructor(readonly link: string, readonly target: string) {
+    super(
+      `${link} is a link to ${target}, which does not exist: create it (or remove the link) and run again`,
+      Exit.usage,
+    );
+  }
+}
+
+/**
+ * The link to nothing that `file` (missing) would be written through: `file` itself or the nearest
+ * existing folder on its way, when that is a link whose target does not exist.
+ */
+export function danglingLinkOn(file: string): DanglingLink | undefined {
+  for (let p = path.resolve(file);; p = path.dirname(p)) {
+    let isLink: boolean;
+    try {
+      isLink = lstatSync(p).isSymbolicLink();
+    } catch {
+      if (path.dirname(p) === p) return undefined;
+      continue; // missing: look at its folder
+    }
+    if (!isLink) return undefined;
+    try {
+      statSync(p);
+      return undefined; // leads somewhere
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") return undefined; // a loop: said on writing
+      return new DanglingLink(p === path.resolve(file) ? file : p, readlinkSync(p));
+    }
+  }
+}
+
+/**
+ * What a write to `file` replaces: the symlink's target when `file` is one, else `file` (a new
+ * file). A link to nothing is refused (`DanglingLink`).
+ */
 export function replacedPath(file: string): string {
   try {
     return realpathSync(file);
   } catch {
-    return file; // a new file (or a dangling link, replaced as a file)
+    const dangling = danglingLinkOn(file);
+    if (dangling) throw dangling;
+    return file;
   }
 }
 
@@ -77,10 +122,13 @@ export function writeFileAtomic(
   const target = opts.preserve ? replacedPath(file) : file;
   let mode = opts.mode ?? 0o600;
   let forceMode = !opts.preserve;
+  let owner: { uid: number; gid: number } | undefined;
   if (opts.preserve) {
     try {
-      mode = statSync(target).mode & 0o7777;
+      const st = statSync(target);
+      mode = st.mode & 0o7777;
       forceMode = true; // the existing file's mode, exactly
+      if (st.uid !== process.getuid?.() || st.gid !== process.getgid?.()) owner = st;
     } catch { /* a new file: the umask applies */ }
   }
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
@@ -91,7 +139,8 @@ export function writeFileAtomic(
   const fd = openSync(tmp, "wx", mode);
   try {
     try {
-      if (forceMode && process.platform !== "win32") fchmodSync(fd, mode);
+      if (owner && process.platform !== "win32") keepOwner(fd, owner);
+      if (forceMode && process.platform !== "win32") fchmodSync(fd, mode); // after: chown clears setuid
       for (let done = 0; done < bytes.length;) {
         const n = io.writeSync(fd, bytes, done, bytes.length - done);
         if (!(n > 0)) throw new ShortWrite(target, done, bytes.length);
@@ -105,5 +154,19 @@ export function writeFileAtomic(
   } catch (err) {
     rmSync(tmp, { force: true });
     throw err;
+  }
+}
+
+/**
+ * Give the new file the replaced one's owner and group. Only root may give a file away (a user
+ * may still set a group they belong to); when that is refused, the writer owns it, as before.
+ */
+function keepOwner(fd: number, owner: { uid: number; gid: number }): void {
+  try {
+    fchownSync(fd, owner.uid, owner.gid);
+  } catch {
+    try {
+      fchownSync(fd, -1, owner.gid);
+    } catch { /* EPERM: the writer's own group stays */ }
   }
 }

@@ -194,7 +194,7 @@ describe("hermit deploy / convert --remove without the adapter directory (binary
     // before: exit 0, "removed MCP server notes from .mcp.json" and "nothing hermit wrote is left
     // here", while the .mcp.json hermit had created stayed as {"mcpServers": {}}
     const r = await hermit(["deploy", adapter, project, "--remove"]);
-    assert.equal(r.code, 1, r.stderr);
+    assert.equal(r.code, 2, r.stderr); // bad input
     assert.equal(
       r.stderr,
       `error: ${recordFile} is not a hermit deploy record (files[".mcp.json"].containers[0] is [], the whole document; hermit records only keys inside it); repair it, or delete it (hermit then no longer knows what it wrote: its entries count as the user's own)\n`,

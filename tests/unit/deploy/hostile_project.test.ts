@@ -103,7 +103,7 @@ describe("a planted record naming paths outside the project", () => {
       rec.items[0].kind = "entry";
       rec.items[0].format = "__proto__";
       writeFileSync(file, JSON.stringify(rec));
-      await rejects(deploy(s, { hosts: ["claude"] }), 1, /deployed\.json is not a hermit deploy record/);
+      await rejects(deploy(s, { hosts: ["claude"] }), 2, /deployed\.json is not a hermit deploy record/);
     } finally {
       s.cleanup();
     }

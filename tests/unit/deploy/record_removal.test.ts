@@ -50,7 +50,7 @@ describe("a record item naming the whole document ([] as a key path)", () => {
         field.replace(/[.[\]]/g, "\\$&")
       } is \\[\\], the whole document; hermit records only keys inside it\\); repair it, or delete it \\(`,
     );
-    for (const dryRun of [true, false]) await rejects(deploy(s, { scope, remove: true, dryRun }), 1, re);
+    for (const dryRun of [true, false]) await rejects(deploy(s, { scope, remove: true, dryRun }), 2, re);
     assert.deepEqual(snapshot(where, []), before, "nothing written");
   }
 
@@ -369,7 +369,7 @@ describe("two record items for one place", () => {
       // too (with the same owner twice: "removed MCP server notes and .mcp.json" twice)
       await rejects(
         deploy(s, { remove: true }),
-        1,
+        2,
         /^\S+deployed\.json is not a hermit deploy record \(items\[4\] is for the same place in \.mcp\.json as items\[0\]\); repair it, or delete it/,
       );
       assert.deepEqual(snapshot(s.project, []), before);
@@ -395,7 +395,7 @@ describe("what a record puts back as it was", () => {
       edit(record);
       writeFileSync(recordFile, JSON.stringify(record));
       const before = snapshot(s.project, []);
-      await rejects(deploy(s, { remove: true }), 1, re);
+      await rejects(deploy(s, { remove: true }), 2, re);
       assert.deepEqual(snapshot(s.project, []), before, "nothing written");
     } finally {
       s.cleanup();

@@ -21,7 +21,7 @@ import path from "node:path";
 import { HermitError } from "../../../src/errors.ts";
 import { stdioLaunch } from "../../../src/deploy/adapter.ts";
 import { loadManifest } from "../../../src/manifest/load.ts";
-import { deploy, GOLDEN_ADAPTER, sandbox, snapshot } from "../../helpers/deploy.ts";
+import { deploy, dirsUnder, GOLDEN_ADAPTER, sandbox, snapshot } from "../../helpers/deploy.ts";
 
 async function rejects(p: Promise<unknown>, code: number, re: RegExp): Promise<HermitError> {
   let caught: HermitError | undefined;
@@ -91,13 +91,19 @@ describe("a write that fails part-way", () => {
   it("a record that cannot be written undoes every file", async () => {
     const s = sandbox();
     try {
-      writeFileSync(path.join(s.project, ".hermit"), "in the way\n");
+      // (.hermit being a file is refused before anything is written: file_kinds.test.ts)
+      mkdirSync(path.join(s.project, ".hermit", ".gitignore", "in the way"), { recursive: true });
       await rejects(
         deploy(s, { hosts: ["claude", "codex"] }),
         1,
-        /^cannot write \.hermit\/deployed\.json \(ENOTDIR/,
+        /^cannot write \.hermit\/deployed\.json \(EISDIR/,
       );
-      assert.deepEqual([...snapshot(s.project, []).keys()], [".hermit"], "the project as it was");
+      assert.deepEqual([...snapshot(s.project, []).keys()], [], "the project as it was");
+      assert.deepEqual(dirsUnder(s.project), [
+        ".hermit",
+        ".hermit/.gitignore",
+        ".hermit/.gitignore/in the way",
+      ]);
     } finally {
       s.cleanup();
     }
@@ -143,15 +149,15 @@ describe("the record", () => {
       const before = snapshot(s.project, []);
       await rejects(
         deploy(s, { hosts: ["claude"] }),
-        1,
-        /^cannot read hermit's deploy record .*deployed\.json \(EISDIR\)/,
+        2,
+        /deployed\.json is a folder; hermit's deploy record is a file: move the folder away and run again$/,
       );
       assert.deepEqual([...snapshot(s.project, []).keys()], [...before.keys()]);
       rmSync(record, { recursive: true });
       writeFileSync(record, "{ not json");
       const err = await rejects(
         deploy(s, { hosts: ["claude"] }),
-        1,
+        2,
         /is not a hermit deploy record; repair it, or delete it/,
       );
       assert.doesNotMatch(err.message, /backup/);
