@@ -62,6 +62,8 @@ export interface GatewayOptions {
   transportFactory?: (u: Upstream) => Transport;
   /** hermit.lock: `enforce` (default), `pin` (locked versions, nothing withheld), `off`. */
   lock?: LockMode;
+  /** Files no child may read: a service's `--token-file`. */
+  hermitSecrets?: readonly string[];
 }
 
 export class Gateway {

@@ -22,6 +22,8 @@ export interface TransportOptions {
   transportFactory?: (u: Upstream) => Transport;
   /** The package version hermit.lock pins an upstream to. */
   pin?: (server: string) => LockedPackage | undefined;
+  /** Files no child may read: a service's `--token-file`. */
+  hermitSecrets?: readonly string[];
 }
 
 export class Transports {
@@ -38,6 +40,7 @@ export class Transports {
       env: opts.env,
       platform: opts.platform ?? process.platform,
       interpolation: contextFrom(opts.env, opts.cwd ?? process.cwd()),
+      hermitSecrets: opts.hermitSecrets,
     });
   }
 

@@ -7,7 +7,7 @@
  * entry (`tools`, `check`): the forecast, then what the launcher reported. It warns once per
  * entry about what is not, refuses under `require`, and logs every `sandbox: off` at start.
  */
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { log } from "../log.ts";
 import type { InterpolationContext } from "../manifest/interpolate.ts";
@@ -51,6 +51,17 @@ export interface SandboxHostOptions {
   capabilities?: Capabilities;
   /** No log lines (`check` reports the same as findings). */
   quiet?: boolean;
+  /** Files of hermit's own no entry may read (a service's `--token-file`; links resolved too). */
+  hermitSecrets?: readonly string[];
+}
+
+/** Where `file` leads (itself when it cannot be resolved). */
+function realPath(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return path.resolve(file);
+  }
 }
 
 export function entryOf(x: Upstream | CommandTool, kind: "server" | "tool"): Entry {
@@ -70,6 +81,7 @@ export class SandboxHost {
   readonly #tmp: TmpDirs;
   readonly #said = new Set<string>();
   readonly #effective = new Map<string, Enforcement>();
+  readonly #hermitSecrets: string[];
 
   constructor(manifest: Manifest, opts: SandboxHostOptions) {
     this.#manifest = manifest;
@@ -79,6 +91,9 @@ export class SandboxHost {
     this.#home = homeDir(opts.env);
     this.#stateDir = stateDir(opts.platform, opts.env, this.#home);
     this.#tmp = new TmpDirs(this.#stateDir);
+    this.#hermitSecrets = [
+      ...new Set((opts.hermitSecrets ?? []).flatMap((f) => [path.resolve(f), realPath(f)])),
+    ];
     // an adapter whose service has run (it has a .serve/) is recorded even if it starts nothing
     if (!opts.quiet && existsSync(path.join(manifest.dir, ".serve"))) this.#servedDirs(true);
     if (opts.quiet) return;
@@ -120,6 +135,7 @@ export class SandboxHost {
       stateDir: this.#stateDir,
       tmpDir,
       servedAdapters: this.#servedDirs(),
+      hermitSecrets: this.#hermitSecrets,
       requireAll: this.#opts.env.HERMIT_SANDBOX === "require",
       npmrc: this.#npmrc(childEnv),
       ...repositoryFacts(this.#opts.interpolation.workspaceFolder),

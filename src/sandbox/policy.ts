@@ -44,6 +44,8 @@ export interface PolicyContext {
   tmpDir: string;
   /** Adapter directories whose `.serve/` (the service's bearer token) is protected. */
   servedAdapters: readonly string[];
+  /** Files no entry may read, besides the defaults: the service's `--token-file`. */
+  hermitSecrets?: readonly string[];
   /** `HERMIT_SANDBOX=require`. */
   requireAll: boolean;
   /** The text of the user's npm config (`~/.npmrc`), where a `cache=` line may move npm's cache. */
@@ -217,6 +219,7 @@ export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
   for (const dir of new Set([ctx.adapterDir, ...ctx.servedAdapters])) {
     put(path.posix.join(dir, ".serve"), "deny", false);
   }
+  for (const f of ctx.hermitSecrets ?? []) put(f, "deny", false);
   const policyFiles = [
     ...POLICY_FILES.map((f) => path.posix.join(ctx.adapterDir, f)),
     ...(ctx.manifestFile ? [ctx.manifestFile] : []),

@@ -82,7 +82,11 @@ export async function runService(manifest: Manifest, opts: ServiceOptions): Prom
 
   // the service outlives any one project: its workspace is the adapter directory, wherever it was
   // started from (HERMIT_WORKSPACE names another)
-  const gateway = new Gateway(manifest, { cwd: manifest.dir });
+  // its tools must not read the token clients authenticate with (as `.serve/` is kept from them)
+  const gateway = new Gateway(manifest, {
+    cwd: manifest.dir,
+    hermitSecrets: opts.tokenFile ? [opts.tokenFile] : [],
+  });
   const sessions = new SessionRegistry(gateway, {
     maxSessions: serve.maxSessions,
     streamSeconds: serve.streamSeconds,
