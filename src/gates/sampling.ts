@@ -66,10 +66,21 @@ export function checkSampling(
 
 export type ElicitationVerdict = { ok: true } | { ok: false; reason: string };
 
-export function checkElicitation(params: ElicitRequest["params"], enabled: boolean): ElicitationVerdict {
+/** An elicitation may be forwarded: enabled, form mode, and within the server's rate (`window`). */
+export function checkElicitation(
+  params: ElicitRequest["params"],
+  enabled: boolean,
+  window?: RateWindow,
+): ElicitationVerdict {
   if (!enabled) return { ok: false, reason: "elicitation is disabled for this server" };
   if ((params as { mode?: string }).mode === "url") {
     return { ok: false, reason: "URL-mode elicitation is not supported" };
+  }
+  if (window && !window.take()) {
+    return {
+      ok: false,
+      reason: `more than ${window.perMinute} elicitation requests a minute (sampling's max_rpm)`,
+    };
   }
   return { ok: true };
 }

@@ -98,6 +98,7 @@ export class ServerRequests {
   readonly #configOf: (server: string) => Upstream | undefined;
   readonly #inFlight = new Map<string, Map<CallContext, number>>();
   readonly #windows = new Map<string, RateWindow>();
+  readonly #elicitWindows = new Map<string, RateWindow>();
 
   constructor(configOf: (server: string) => Upstream | undefined) {
     this.#configOf = configOf;
@@ -159,7 +160,9 @@ export class ServerRequests {
       : "no host session is waiting on this server";
     if (method === "elicitation/create") {
       const p = params as ElicitRequest["params"];
-      const verdict = checkElicitation(p, config.elicitation.enabled);
+      let window = this.#elicitWindows.get(server);
+      if (!window) this.#elicitWindows.set(server, window = new RateWindow(config.sampling.maxRpm));
+      const verdict = checkElicitation(p, config.elicitation.enabled, window);
       if (!verdict.ok || !canAskForms(session)) {
         log.info(
           `mcp_servers.${server}: elicitation declined: ${
@@ -169,7 +172,8 @@ export class ServerRequests {
         return { action: "decline" } satisfies ElicitResult;
       }
       try {
-        return await session!.elicit(p, {
+        // the user is told who asks: a server's question never reads as hermit's own (gate 5's)
+        return await session!.elicit({ ...p, message: `MCP server '${server}' asks: ${p.message}` }, {
           timeoutMs: config.elicitation.timeoutSeconds * 1000,
           signal,
           relatedRequestId,

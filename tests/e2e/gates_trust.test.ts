@@ -265,7 +265,7 @@ describe("trust: a host with elicitation and sampling", () => {
 
   it("form-mode elicitation from the upstream is forwarded and the host's answer returned", async () => {
     answer = (p) => {
-      assert.equal(p.message, "Your name?");
+      assert.equal(p.message, "MCP server 'hostile' asks: Your name?");
       return Promise.resolve({ action: "accept", content: { name: "Ada" } });
     };
     const r = await s.client.callTool({ name: "ask_elicitation", arguments: {} });
@@ -334,7 +334,7 @@ describe("gate 4 towards the host: an upstream's sampling and elicitation reques
     const p = elicited[0] as ElicitRequest["params"] & { requestedSchema?: unknown };
     assert.equal(strayTags(JSON.stringify(p)), 0);
     assert.doesNotMatch(JSON.stringify(p), INVISIBLE);
-    assert.equal(p.message, "Your name?");
+    assert.equal(p.message, "MCP server 'hostile' asks: Your name?");
     assert.deepEqual(p.requestedSchema, {
       type: "object",
       properties: { name: { type: "string", description: "your name" } },
