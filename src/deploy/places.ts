@@ -15,6 +15,8 @@ import { type DeployState, fromStored } from "./state.ts";
 export interface Places {
   /** Files an entry or a block goes in (absolute). */
   files: Set<string>;
+  /** Files only a block goes in, as a host's settings may name them (absolute). */
+  blocks: Set<string>;
   /** Folders whole files go under, at any depth (absolute). */
   roots: Set<string>;
 }
@@ -37,10 +39,14 @@ function probeAdapter(): AdapterParts {
 /**
  * Every host's places in `t`, as it would plan them with the disk as `fs` shows it, with nothing
  * there, with everything there, and with only each of `recorded` there: a host that picks among
- * files by which exists (OpenCode) counts with the one it picked when it wrote there.
+ * files by which exists (OpenCode) counts with the one it picked when it wrote there. And with
+ * settings that name each of `recorded`: a host that picks its context file by what its settings
+ * name (Gemini's `context.fileName`, a name in the project's root) counts with the one it wrote
+ * to before the user changed the setting. Such a file only ever holds a block: hermit changes
+ * nothing there but the text between its own markers.
  */
 export function hostPlaces(t: Target, fs: HostFs, recorded: string[] = []): Places {
-  const places: Places = { files: new Set(), roots: new Set() };
+  const places: Places = { files: new Set(), blocks: new Set(), roots: new Set() };
   const nothing = (): undefined => undefined;
   const views: HostFs[] = [
     fs,
@@ -51,6 +57,10 @@ export function hostPlaces(t: Target, fs: HostFs, recorded: string[] = []): Plac
       read: nothing,
     })),
   ];
+  const named: HostFs[] = [...new Set(recorded)].map((only) => ({
+    exists: () => false,
+    read: (p: string) => settingsNaming(p, path.basename(only)),
+  }));
   const probe = probeAdapter();
   for (const host of Object.values(HOSTS)) {
     for (const view of views) {
@@ -60,8 +70,20 @@ export function hostPlaces(t: Target, fs: HostFs, recorded: string[] = []): Plac
         else places.roots.add(rootOf(file));
       }
     }
+    for (const view of named) {
+      for (const item of host.plan(probe, t, view).items) {
+        if (item.kind === "block") places.blocks.add(path.resolve(item.file));
+      }
+    }
   }
   return places;
+}
+
+/** A host's `settings.json` whose context file is `name` (other files: none). Pure. */
+function settingsNaming(file: string, name: string): string | undefined {
+  return path.basename(file) === "settings.json"
+    ? JSON.stringify({ context: { fileName: name } })
+    : undefined;
 }
 
 /** The folder above the first path segment that holds a probe name (where the name goes). */
@@ -73,6 +95,7 @@ function rootOf(file: string): string {
 
 /** Pure: why the item at `abs` (of `kind`) is not in a place a host writes, or undefined. */
 export function placeProblem(places: Places, kind: string, abs: string): string | undefined {
+  if (kind === "block" && places.blocks.has(abs)) return undefined;
   if (kind !== "file") return places.files.has(abs) ? undefined : "no host keeps an entry or a block there";
   for (const root of places.roots) {
     const rel = path.relative(root, abs);

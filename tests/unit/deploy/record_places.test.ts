@@ -103,6 +103,23 @@ describe("a project's deploy record is taken only for places a host writes", () 
     }
   });
 
+  it("a host that picks its context file by its settings (Gemini's context.fileName) counts with the one it wrote", async () => {
+    const s = sandbox();
+    try {
+      mkdirSync(path.join(s.project, ".gemini"));
+      const settings = path.join(s.project, ".gemini", "settings.json");
+      writeFileSync(settings, '{"context":{"fileName":"TEAM.md"}}\n');
+      await deploy(s, { hosts: ["gemini", "claude"] });
+      assert.match(readFileSync(path.join(s.project, "TEAM.md"), "utf8"), /hermit:notes begin/);
+      writeFileSync(settings, '{"context":{}}\n'); // the user changed it: Gemini reads GEMINI.md now
+      await deploy(s, { hosts: ["claude"], remove: true }); // was refused: "hermit never wrote it"
+      await deploy(s, { remove: true });
+      assert.equal(existsSync(path.join(s.project, "TEAM.md")), false, "hermit had created it");
+    } finally {
+      s.cleanup();
+    }
+  });
+
   it("the places: each host's config and context files, and the folders under which its files go", () => {
     const project = path.resolve("/p");
     const t = {
