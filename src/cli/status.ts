@@ -33,7 +33,7 @@ export function registerStatus(program: Command, setExit: SetExit): void {
           `  pid ${s.pid}, up ${s.uptime_s} s${
             s.host_launched ? " (started by a host; stops when idle)" : ""
           }`,
-          `  clients ${s.clients}, tools ${s.tools}`,
+          s.busy ? `  busy: ${s.busy}` : `  clients ${s.clients}, tools ${s.tools}`,
           ...(s.upstreams ?? []).map((u) =>
             `  mcp_servers.${u.name}: ${u.state} (${u.transport}, ${u.tools} tools${
               u.pid ? `, pid ${u.pid}` : ""

@@ -4,7 +4,8 @@
  * owner-only `.serve/` (`serve_dir.ts`), written atomically, removed on a clean stop. A file that
  * is a symbolic link, belongs to someone else or is writable by group or others is refused (one
  * line, exit 4). It is valid only while its pid is alive with the same start time, its URL names
- * this machine, and that URL answers `/health` as that pid; otherwise it is stale. What `/health`
+ * this machine, and that URL answers `/health` as that pid (or, from that very process, says it is
+ * busy or does not answer in time: live but busy); otherwise it is stale. What `/health`
  * answers (`Health`) is defined here too.
  */
 import { readFileSync, unlinkSync } from "node:fs";
@@ -14,6 +15,7 @@ import { log } from "../log.ts";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { type FetchLike, plainFetch } from "../platform/plain_fetch.ts";
 import { isAlive, processStartTime } from "../platform/proc.ts";
+import { SERVICE_BUSY } from "./http_errors.ts";
 import { checkTrusted, ensureServeDir, serveDir } from "./serve_dir.ts";
 
 export { ensureServeDir, lockPath, logPath } from "./serve_dir.ts";
@@ -101,7 +103,17 @@ export function removeEndpoint(adapterDir: string, pid = process.pid): void {
   } catch { /* gone already */ }
 }
 
-export type Liveness = { live: true; health: Health } | { live: false; why: string };
+/**
+ * What `checkEndpoint` found. Live: the service answers `/health` as the process that wrote the
+ * endpoint, or that process (same pid and start time) runs but is busy (its `/health` said
+ * `SERVICE_BUSY` or did not answer in time): it is there, so nothing may replace it or remove its
+ * endpoint. Not live: stale; `gone` when its process is gone or its pid is another process's now
+ * (only then may the file be removed by someone else).
+ */
+export type Liveness =
+  | { live: true; health: Health; busy?: undefined }
+  | { live: true; health?: undefined; busy: string }
+  | { live: false; why: string; gone: boolean };
 
 const digits = (s: string): boolean => s !== "" && [...s].every((c) => c >= "0" && c <= "9");
 
@@ -144,15 +156,22 @@ export async function onThisMachine(url: string): Promise<boolean> {
 
 /**
  * Is the service behind `ep` the one that wrote it, and does it answer? A URL that does not name
- * this machine is never contacted: the file could send relays (and their token) anywhere.
+ * this machine is never contacted: the file could send relays (and their token) anywhere. A busy
+ * answer (503 `SERVICE_BUSY`) or none within `timeoutMs` counts as live only from the very process
+ * that wrote the endpoint (its start time read and matching): a service under load is not stale.
  */
 export async function checkEndpoint(ep: Endpoint, timeoutMs = 2000): Promise<Liveness> {
-  if (!(await onThisMachine(ep.url))) return { live: false, why: `its URL ${ep.url} is not on this machine` };
-  if (!isAlive(ep.pid)) return { live: false, why: `its process ${ep.pid} is gone` };
+  if (!(await onThisMachine(ep.url))) {
+    return { live: false, why: `its URL ${ep.url} is not on this machine`, gone: false };
+  }
+  if (!isAlive(ep.pid)) return { live: false, why: `its process ${ep.pid} is gone`, gone: true };
   const start = processStartTime(ep.pid);
   if (ep.process_start && start && start !== ep.process_start) {
-    return { live: false, why: `pid ${ep.pid} now belongs to another process` };
+    return { live: false, why: `pid ${ep.pid} now belongs to another process`, gone: true };
   }
+  const verified = !!ep.process_start && start === ep.process_start;
+  const busy = (why: string): Liveness =>
+    verified ? { live: true, busy: why } : { live: false, why, gone: false };
   try {
     const healthUrl = new URL("/health", ep.url).href;
     const res = await fetchFor(healthUrl)(healthUrl, {
@@ -161,20 +180,26 @@ export async function checkEndpoint(ep: Endpoint, timeoutMs = 2000): Promise<Liv
       signal: AbortSignal.timeout(timeoutMs),
     });
     if (!res.ok) {
+      const code = res.status === 503 ? await res.json().then(errorCode, () => undefined) : undefined;
       await res.body?.cancel().catch(() => {});
-      return { live: false, why: `/health answered ${res.status}` };
+      if (code === SERVICE_BUSY) return busy(`busy: /health answered 503 (serve.max_connections reached)`);
+      return { live: false, why: `/health answered ${res.status}`, gone: false };
     }
     const health = await res.json() as Health;
-    if (health.pid !== ep.pid) return { live: false, why: "another service answers at its address" };
+    if (health.pid !== ep.pid) {
+      return { live: false, why: "another service answers at its address", gone: false };
+    }
     return { live: true, health };
   } catch (err) {
-    return {
-      live: false,
-      why: `${new URL(ep.url).host} does not answer (${
-        (err as Error).name === "TimeoutError" ? "timeout" : (err as Error).message
-      })`,
-    };
+    const timeout = (err as Error).name === "TimeoutError";
+    const why = `${new URL(ep.url).host} does not answer (${timeout ? "timeout" : (err as Error).message})`;
+    return timeout ? busy(`busy: ${why}`) : { live: false, why, gone: false };
   }
+}
+
+/** The JSON-RPC error code of an error body, if it is one. */
+function errorCode(body: unknown): unknown {
+  return (body as { error?: { code?: unknown } } | null)?.error?.code;
 }
 
 /** The live endpoint of the adapter's service, if one runs; throws when `.serve/` is not to be trusted. */
@@ -183,5 +208,6 @@ export async function findService(dir: string): Promise<Endpoint | undefined> {
   if (!ep) return undefined;
   const live = await checkEndpoint(ep);
   if (!live.live) log.debug(`stale endpoint in ${dir}/.serve: ${live.why}`);
+  else if (live.busy) log.debug(`the service in ${dir}/.serve runs, ${live.busy}`);
   return live.live ? ep : undefined;
 }

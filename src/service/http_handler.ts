@@ -1,6 +1,7 @@
 /**
  * The standalone service's HTTP front: routing and the HTTP-side security. Requests past the cap
- * on open requests get 503 at once. `/mcp` needs a Host (HTTP/1.0 and an empty Host get 400),
+ * on open requests get 503 at once, except `/health` and `/health/live`: answered at once from
+ * memory, they hold nothing open, and a busy service must not look gone. `/mcp` needs a Host (HTTP/1.0 and an empty Host get 400),
  * an allowed Host and Origin (DNS rebinding) and the bearer token (constant-time compare); its
  * body is capped. `/health` (readiness: 200 when serving, 503 while starting or draining) and
  * `/health/live` (200 while the process answers) check Host and Origin too, but take a request
@@ -158,15 +159,8 @@ export function createHandler(
   return async (req, info) => {
     const path = requestPath(req.url);
     const what = `${req.method} ${path}`;
-    if (routes.openRequests() > cfg.maxOpenRequests) {
-      log.debug(`refused ${what}: over ${cfg.maxOpenRequests} open requests`);
-      return jsonRpcError(
-        503,
-        SERVICE_BUSY,
-        `Service Unavailable: ${cfg.maxOpenRequests} requests are open at once (serve.max_connections); retry shortly`,
-        { "retry-after": "1" },
-      );
-    }
+    // before the cap: a busy service must still say it is alive, or status, stop and relays take
+    // it for gone. Cheap: answered at once from memory, no body read, nothing held open.
     if (path === "/health" || path === "/health/live") {
       if (req.method !== "GET" && req.method !== "HEAD") {
         return new Response("Method not allowed\n", { status: 405, headers: { allow: "GET, HEAD" } });
@@ -180,6 +174,15 @@ export function createHandler(
         status: answer.status,
         headers: { "content-type": "application/json", "cache-control": "no-store" },
       });
+    }
+    if (routes.openRequests() > cfg.maxOpenRequests) {
+      log.debug(`refused ${what}: over ${cfg.maxOpenRequests} open requests`);
+      return jsonRpcError(
+        503,
+        SERVICE_BUSY,
+        `Service Unavailable: ${cfg.maxOpenRequests} requests are open at once (serve.max_connections); retry shortly`,
+        { "retry-after": "1" },
+      );
     }
     if (path !== MCP_PATH && path !== "/hermit/stop") return new Response("Not found\n", { status: 404 });
     const where = checkHostAndOrigin(req.headers, cfg, false);

@@ -10,7 +10,7 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import {
   chmodSync,
@@ -131,6 +131,26 @@ describe(".serve/ that is not to be trusted", () => {
       assert.deepEqual(imp.seen, [], "nothing was sent to the planted address");
     });
   }
+
+  it("hermit status and hermit stop refuse a planted endpoint too: the pid it names is not signalled", async () => {
+    const imp = await impostor();
+    servers.push(imp.server);
+    const dir = adapter();
+    const victim = spawn("sleep", ["60"], { stdio: "ignore" });
+    reaper.track(victim.pid);
+    const file = plant(dir, `http://127.0.0.1:${imp.port}/mcp`, 0o666);
+    const planted = JSON.parse(readFileSync(file, "utf8"));
+    writeFileSync(file, JSON.stringify({ ...planted, pid: victim.pid }));
+    chmodSync(file, 0o666);
+    for (const command of ["status", "stop"]) {
+      const r = await runHermit([command, dir], { timeoutMs: 60_000 });
+      assert.equal(r.code, 4, `${command}: ${r.stdout}${r.stderr}`);
+      assert.ok(r.stderr.includes(`refusing ${file}: `), r.stderr);
+    }
+    assert.equal(victim.exitCode, null, "the pid the endpoint named is alive");
+    assert.equal(victim.signalCode, null);
+    assert.deepEqual(imp.seen, [], "nothing was sent to the planted address");
+  });
 
   it("another user's endpoint file: refused the same way", {
     skip: isRoot() ? false : "needs root to make a file owned by another user",

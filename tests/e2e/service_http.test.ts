@@ -231,17 +231,22 @@ describe("service: caps answer at once with a clear error", () => {
     }
   });
 
-  it("connections: past serve.max_connections open requests, a new one gets 503 at once", async () => {
+  it("connections: past serve.max_connections open requests, a new one gets 503 at once; /health still answers", async () => {
     const clients = await Promise.all(Array.from({ length: 3 }, () => connectHttp(svc)));
     try {
       // three event streams and two slow calls: five requests open, the cap
       const calls = clients.slice(0, 2).map((c) => c.callTool({ name: "slow", arguments: {} }));
+      const mcp =
+        `GET /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: text/event-stream\r\nauthorization: Bearer ${svc.token}`;
       await waitFor(async () => {
-        const r = await rawRequest(portOf(svc), "GET /health HTTP/1.1\r\nhost: 127.0.0.1");
+        const r = await rawRequest(portOf(svc), mcp);
         return r.status === 503 ? r : undefined;
       }, { timeoutMs: 20_000, what: "a request past the cap to be refused" }).then((r) =>
         assert.match(JSON.parse(r.body).error.message, /serve\.max_connections/)
       );
+      // the service is busy, not gone: what status, stop and load balancers ask still answers
+      const health = await rawRequest(portOf(svc), "GET /health HTTP/1.1\r\nhost: 127.0.0.1");
+      assert.equal(health.status, 200, health.body);
       await Promise.allSettled(calls);
     } finally {
       await Promise.all(clients.map(endHttp));
