@@ -8,6 +8,11 @@
  * Hermit's own files (record, backups, `.gitignore`) replace a link rather than follow it (run.ts
  * refuses a folder holding one before anything is read).
  *
+ * Before anything is written, every file the run read and means to change, and the record, must
+ * still hold the bytes the run decided on: the deploy lock is per state directory, so a deploy by
+ * another user (or under another `HERMIT_HOME`) into the same project may have written meanwhile;
+ * then this run stops, nothing written, and says to run again (a lost update otherwise).
+ *
  * Backups: `backup/<path>` next to the record (paths inside the scope's root relative to it,
  * others under `_abs/`). A run that leaves nothing on record (the last `--remove`) deletes the
  * record and its folder, so it keeps its backups in hermit's state directory instead:
@@ -30,6 +35,8 @@ export interface CommitPlaces {
   recordFile: string;
   /** Where a run that leaves nothing on record keeps its backups. */
   removedBackups: string;
+  /** The record's bytes as the run read them (undefined: there was none). */
+  recordBefore: Uint8Array | undefined;
   show: (file: string) => string;
 }
 
@@ -73,6 +80,7 @@ export function refuseReadOnly(changes: FileChange[], show: (file: string) => st
 }
 
 export function commit(changes: FileChange[], state: DeployState, p: CommitPlaces): Committed {
+  refuseChangedMeanwhile(changes, p);
   const keepsRecord = state.items.length > 0 || Object.keys(state.files).length > 0;
   const backups = keepsRecord ? path.join(p.dir, "backup") : p.removedBackups;
   const written: FileChange[] = [];
@@ -112,6 +120,20 @@ export function commit(changes: FileChange[], state: DeployState, p: CommitPlace
     throw failed(current, err, undone, kept ? backups : undefined, p.show);
   }
   return backedUp ? { backups } : {};
+}
+
+/** A file (or the record) that no longer holds what the run read stops the run before it writes. */
+function refuseChangedMeanwhile(changes: FileChange[], p: CommitPlaces): void {
+  const read = [...changes.map((c): [string, Uint8Array | undefined] => [c.file, c.before])];
+  read.push([p.recordFile, p.recordBefore]);
+  for (const [file, before] of read) {
+    if (sameBytes(readBytes(file), before)) continue;
+    throw new HermitError(
+      `${
+        p.show(file)
+      } changed while this run was deciding (another deploy or convert into the same place, by another user or under another HERMIT_HOME?); nothing was written: run again`,
+    );
+  }
 }
 
 /** Where the backup of `file` goes: under its path relative to `root`, else its absolute path. */

@@ -141,6 +141,7 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
   );
   try {
     refuseLinksIn(dir, show);
+    const recordBefore = recordBytes(recordFile);
     const state = loadState(recordFile);
     const realRoot = o.scope === "project" ? realpathSync(root) : undefined;
     if (realRoot) checkRecordInProject(state, root, recordFile);
@@ -205,7 +206,15 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
       refuseReadOnly(changes, show);
       const stamp = new Date().toISOString().replace(/[:.]/g, "-");
       const removedBackups = path.join(stateDir, "removed", `${stamp}-${name}`);
-      committed = commit(changes, state, { root, scope: o.scope, dir, recordFile, removedBackups, show });
+      committed = commit(changes, state, {
+        root,
+        scope: o.scope,
+        dir,
+        recordFile,
+        removedBackups,
+        show,
+        recordBefore,
+      });
     }
     return buildReport({
       o,
@@ -241,6 +250,15 @@ function readOrExplain(file: string, show: (f: string) => string): Uint8Array | 
     if (err instanceof DanglingLink) throw new DanglingLink(show(err.link), err.target);
     const code = (err as NodeJS.ErrnoException).code ?? "error";
     throw new HermitError(`cannot read ${show(file)} (${code}); nothing was written`, Exit.usage);
+  }
+}
+
+/** The record's bytes as read now, for commit's check that nothing changed meanwhile (loadState says why it cannot be read). */
+function recordBytes(file: string): Uint8Array | undefined {
+  try {
+    return readBytes(file);
+  } catch {
+    return undefined;
   }
 }
 

@@ -255,3 +255,41 @@ describe("what the adapter offers", () => {
     }
   });
 });
+
+describe("two deploys into one project under two state directories", () => {
+  it("the one that writes second stops before writing and says to run again; nothing is lost", async () => {
+    const s = sandbox();
+    try {
+      // each holds its own deploy lock (another user, another HERMIT_HOME): both read, then write
+      const other = { ...s.env, HERMIT_HOME: path.join(s.root, "other-state") };
+      const x = path.join(s.root, "x");
+      mkdirSync(x);
+      writeFileSync(
+        path.join(x, "hermit.yaml"),
+        "name: xnotes\nexports: { tools: [hi] }\ntools:\n  hi:\n    description: hi\n    run: [echo, hi]\n",
+      );
+      const pause = (env: Record<string, string>) => ({ ...env, HERMIT_DEPLOY_PAUSE_MS: "300" });
+      const runs = await Promise.allSettled([
+        deploy(s, { hosts: ["claude"], env: pause(s.env) }),
+        deploy(s, { hosts: ["claude"], env: pause(other), adapter: x }),
+      ]);
+      const failed = runs.filter((r) => r.status === "rejected") as PromiseRejectedResult[];
+      assert.equal(failed.length, 1, JSON.stringify(runs.map((r) => r.status)));
+      assert.ok(failed[0].reason instanceof HermitError, String(failed[0].reason));
+      assert.match(
+        failed[0].reason.message,
+        /changed while this run was deciding .*; nothing was written: run again$/,
+      );
+      const winner = runs[0].status === "fulfilled" ? "notes" : "xnotes";
+      const mcp = JSON.parse(readFileSync(path.join(s.project, ".mcp.json"), "utf8"));
+      assert.deepEqual(Object.keys(mcp.mcpServers), [winner], "the first one's entry is there, whole");
+      // run again: both are there
+      if (winner === "notes") await deploy(s, { hosts: ["claude"], env: other, adapter: x });
+      else await deploy(s, { hosts: ["claude"] });
+      const both = JSON.parse(readFileSync(path.join(s.project, ".mcp.json"), "utf8"));
+      assert.deepEqual(Object.keys(both.mcpServers).sort(), ["notes", "xnotes"]);
+    } finally {
+      s.cleanup();
+    }
+  });
+});
