@@ -1,11 +1,12 @@
 /**
  * `deploy` and `convert` end to end: load and screen the adapter (gate 1: a refused adapter writes
- * nothing, exit 4), plan every host, then under one machine-wide lock read the record, decide in
+ * nothing, exit 4), plan every host, then under the user's deploy lock read the record, decide in
  * memory, refuse on conflicts, and either show the diff (`--dry-run`: nothing written, not even
  * hermit's state directory) or commit (`commit.ts`: backups, atomic replacement undone on failure,
  * the directories created, the record). Host plans and the decisions read each file once, through
- * the same `Workspace`. A run that changes nothing writes nothing. In a project nothing leads out
- * of it: not the record's paths, not a host file's link, not a link in `.hermit/` (confine.ts).
+ * the same `Workspace` (`disk.ts`); one file under two names is one (`aliases.ts`). A run that
+ * changes nothing writes nothing. In a project nothing leads out of it: not the record's paths,
+ * not a host file's link, not a link in `.hermit/` (confine.ts).
  */
 import { realpathSync } from "node:fs";
 import path from "node:path";
@@ -13,21 +14,20 @@ import process from "node:process";
 import { Exit, HermitError } from "../errors.ts";
 import { refusalLine, screenManifest } from "../gates/screen_manifest.ts";
 import { EditError } from "../hosts/edit/lines.ts";
-import { exists, NotAFile, readBytes } from "../hosts/files.ts";
+import { exists } from "../hosts/files.ts";
 import { detectHosts, HOSTS, parseHosts } from "../hosts/index.ts";
 import type { HostFs, HostId, HostPlan, Scope, Target } from "../hosts/types.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { Manifest } from "../manifest/types.ts";
-import { DanglingLink } from "../platform/atomic_write.ts";
 import { stateDir as hermitStateDir } from "../platform/paths.ts";
 import { stateLock } from "../platform/state_lock.ts";
 import { adapterParts, remoteLaunch, serveTargetMissing, stdioLaunch } from "./adapter.ts";
 import { commit, type Committed, refuseReadOnly } from "./commit.ts";
+import { hostFs, readOrExplain, recordBytes } from "./disk.ts";
 import {
   checkItemFiles,
   checkRecordInProject,
   confineToProject,
-  isInside,
   realPathOf,
   refuseLinksIn,
 } from "./confine.ts";
@@ -64,30 +64,6 @@ export interface DeployOptions {
   /** argv that starts this hermit (`selfCommand()`). */
   self: string[];
   lockTimeoutMs?: number;
-}
-
-/**
- * The disk as host plans see it: existence, and text through the run's workspace. What a project
- * deploy's plan only looks at outside the project (the user's own host settings: is this project
- * trusted in ~/.codex/config.toml?) is read as it is: the workspace refuses outside paths, which
- * it may write.
- */
-function hostFs(ws: Workspace, realRoot: string | undefined): HostFs {
-  return {
-    exists,
-    same: (a, b) => realPathOf(a) === realPathOf(b),
-    read: (p) => {
-      try {
-        if (realRoot && !isInside(realRoot, realPathOf(p))) {
-          const b = readBytes(p);
-          return b === undefined ? undefined : new TextDecoder().decode(b);
-        }
-        return ws.text(p);
-      } catch {
-        return undefined; // a directory, unreadable: nothing to go by
-      }
-    },
-  };
 }
 
 /** Where the record and its backups live for a scope (see commit.ts for a run that empties it). */
@@ -232,33 +208,6 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     });
   } finally {
     lock?.release();
-  }
-}
-
-/**
- * A file's bytes (undefined when missing); an unreadable one, one that is not a regular file (a
- * FIFO would block the run) or a link to nothing is an error that names it.
- */
-function readOrExplain(file: string, show: (f: string) => string): Uint8Array | undefined {
-  try {
-    return readBytes(file);
-  } catch (err) {
-    if (err instanceof NotAFile) {
-      const why = `not a regular file (${err.kind}); hermit edits only regular files`;
-      throw new HermitError(`${show(file)}: ${why}: remove it or replace it with a file`, Exit.usage);
-    }
-    if (err instanceof DanglingLink) throw new DanglingLink(show(err.link), err.target);
-    const code = (err as NodeJS.ErrnoException).code ?? "error";
-    throw new HermitError(`cannot read ${show(file)} (${code}); nothing was written`, Exit.usage);
-  }
-}
-
-/** The record's bytes as read now, for commit's check that nothing changed meanwhile (loadState says why it cannot be read). */
-function recordBytes(file: string): Uint8Array | undefined {
-  try {
-    return readBytes(file);
-  } catch {
-    return undefined;
   }
 }
 
