@@ -42,6 +42,42 @@ const SERVE_VALUE_OPTIONS = [
   "--serve-url",
 ];
 
+/** What a host session may pass `hermit serve` besides DIR: a relay to a service elsewhere. */
+const SESSION_OPTIONS = ["--serve-url", "--token-file"];
+
+/**
+ * Why `serve …` words (`words[0]` is `serve`) cannot be a host session's command line, or
+ * undefined: an option `hermit serve` does not take, one that starts the shared service instead of
+ * a session (`--standalone`: that is `serve.lifecycle`), a value missing, or more than one DIR.
+ * Each makes every host session started with it fail. Pure.
+ */
+export function serveWordsProblem(words: string[]): string | undefined {
+  let dirs = 0;
+  for (let i = 1; i < words.length; i++) {
+    const w = words[i];
+    if (w === "--") {
+      dirs += words.length - i - 1;
+      break;
+    }
+    if (!w.startsWith("-") || w === "-") {
+      dirs++;
+      continue;
+    }
+    const name = w.split("=")[0];
+    if (!SESSION_OPTIONS.includes(name)) {
+      return SERVE_VALUE_OPTIONS.includes(name) || ["--standalone", "--daemon"].includes(name)
+        ? `passes ${name}, which starts the shared service rather than a host session, so every host session started with it fails; a host runs 'hermit serve DIR' (a shared service is serve.lifecycle: standalone): command: hermit serve .`
+        : `passes ${name}, which hermit serve does not take, so every host session started with it fails: command: hermit serve .`;
+    }
+    if (!w.includes("=") && (++i >= words.length || words[i].startsWith("-"))) {
+      return `passes ${name} without its value, so every host session started with it fails`;
+    }
+  }
+  return dirs > 1
+    ? "passes more than one DIR, so every host session started with it fails: command: hermit serve ."
+    : undefined;
+}
+
 /** Where DIR is among `serve …` words (`words[0]` is `serve`): its index, or -1 when it is left out. */
 function dirIndex(words: string[]): number {
   for (let i = 1; i < words.length; i++) {
@@ -66,6 +102,8 @@ export function serveTarget(m: Manifest): string {
  * problem; deploy and convert refuse to write it.
  */
 export function serveTargetMissing(m: Manifest): string | undefined {
+  const wrong = serveWordsProblem(splitWords(m.serve.command).slice(1));
+  if (wrong) return `serve.command ${quote(m.serve.command)} ${wrong}`;
   const target = serveTarget(m);
   if (target === m.dir || target === m.file) return undefined;
   if (isFile(path.join(target, "hermit.yaml")) || isFile(target)) return undefined;
