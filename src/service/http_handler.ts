@@ -1,9 +1,9 @@
 /**
  * The standalone service's HTTP front: routing and the HTTP-side security. Requests past the cap
  * on open requests get 503 at once, except `/health` and `/health/live`: answered at once from
- * memory, they hold nothing open, and a busy service must not look gone. `/mcp` needs a Host (HTTP/1.0 and an empty Host get 400),
- * an allowed Host and Origin (DNS rebinding) and the bearer token (constant-time compare); its
- * body is capped. `/health` (readiness: 200 when serving, 503 while starting or draining) and
+ * memory, they hold nothing open, and a busy service must not look gone. `/mcp` needs a Host
+ * (HTTP/1.0 and an empty Host get 400), an allowed Host and Origin (DNS rebinding) and the bearer
+ * token (constant-time compare); its body is capped. `/health` (readiness: 200 when serving, 503 while starting or draining) and
  * `/health/live` (200 while the process answers) check Host and Origin too, but take a request
  * without Host (a balancer's plain HTTP/1.0 check; no browser sends one): without the token they
  * answer only the status, with it the operator's details. `POST /hermit/stop` (with the token)
