@@ -125,9 +125,13 @@ export function fastCalls(transport: Transport, handler: CallHandler): FastCalls
     cancelled: (message) => {
       if (!("method" in message) || message.method !== "notifications/cancelled") return;
       const p = message.params as { requestId?: unknown; reason?: unknown } | undefined;
-      // the SDK's rule: no id (or a falsy one) cancels nothing; a reason must be a string
-      if (!p?.requestId || (p.reason !== undefined && typeof p.reason !== "string")) return;
-      open.get(p.requestId as RequestId)?.abort(p.reason);
+      // no id cancels nothing (the SDK's rule, except that 0 is an id: the SDK skips it); a reason
+      // must be a string
+      const id = p?.requestId;
+      if (id === undefined || id === null || (p!.reason !== undefined && typeof p!.reason !== "string")) {
+        return;
+      }
+      open.get(id as RequestId)?.abort(p!.reason);
     },
     closed: () => {
       for (const c of open.values()) c.abort();

@@ -36,7 +36,7 @@ function parseId(raw: string | undefined): RequestId | null {
   if (raw === undefined) return null;
   try {
     const v = JSON.parse(raw);
-    return typeof v === "string" || (typeof v === "number" && Number.isInteger(v)) ? v : null;
+    return typeof v === "string" || (typeof v === "number" && Number.isSafeInteger(v)) ? v : null;
   } catch {
     return null;
   }
@@ -63,7 +63,8 @@ export function classifyLine(line: string): LineEvent | undefined {
   const obj = value && typeof value === "object" && !Array.isArray(value)
     ? value as Record<string, unknown>
     : {};
-  const id = typeof obj.id === "string" || (typeof obj.id === "number" && Number.isInteger(obj.id))
+  // beyond 2^53 JSON.parse has rounded it: an answer with it would name another request
+  const id = typeof obj.id === "string" || (typeof obj.id === "number" && Number.isSafeInteger(obj.id))
     ? obj.id
     : null;
   return {
@@ -122,6 +123,13 @@ export class JsonLineReader {
   /** Bytes held for the line not finished yet (at most `maxBytes`, or the kept head and tail). */
   get buffered(): number {
     return this.#skip ? this.#skip.head.length + this.#skip.tail.length : this.#length;
+  }
+
+  /** The line the input ended in without a newline, as an event (none when nothing is held). */
+  flush(): LineEvent[] {
+    if (!this.#skip && this.#length === 0) return [];
+    const e = this.#endLine();
+    return e ? [e] : [];
   }
 
   clear(): void {

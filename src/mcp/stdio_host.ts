@@ -47,12 +47,17 @@ export class HostStdioTransport implements Transport {
     }
   };
   readonly #onerror = (err: Error) => this.onerror?.(err);
+  /** A last line without a newline is a message like any other (a host may end stdin right after it). */
+  readonly #onend = () => {
+    for (const e of this.#read.flush()) this.#received(e);
+  };
 
   start(): Promise<void> {
     if (this.#started) throw new Error("HostStdioTransport already started");
     this.#started = true;
     this.#stdin.on("data", this.#ondata);
     this.#stdin.on("error", this.#onerror);
+    this.#stdin.on("end", this.#onend);
     return Promise.resolve();
   }
 
@@ -120,6 +125,7 @@ export class HostStdioTransport implements Transport {
   close(): Promise<void> {
     this.#stdin.off("data", this.#ondata);
     this.#stdin.off("error", this.#onerror);
+    this.#stdin.off("end", this.#onend);
     if (this.#stdin.listenerCount("data") === 0) this.#stdin.pause();
     this.#read.clear();
     this.onclose?.();

@@ -124,6 +124,21 @@ describe("the host side's fast tools/call", () => {
     }
   });
 
+  it("a call with id 0 is cancelled like any other", async () => {
+    let aborted: unknown;
+    const handler: CallHandler = async (_req, extra) => {
+      await tick(10);
+      aborted = extra.signal.reason;
+      return { content: [] };
+    };
+    const seen = await hostSees("fast", handler, [
+      call(0),
+      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 0, reason: "user" } },
+    ]);
+    assert.deepStrictEqual(seen, []);
+    assert.equal(aborted, "user");
+  });
+
   it("leaves to the SDK what it cannot vouch for: a task, odd params, an own __proto__ argument", () => {
     const fast = fastCalls(
       { send: () => Promise.resolve() } as never,

@@ -74,3 +74,28 @@ describe("HostStdioTransport: oversize lines", () => {
     assert.deepEqual(w.got, [{ jsonrpc: "2.0", id: 1, method: "ping" }]);
   });
 });
+
+describe("HostStdioTransport: the end of stdin", () => {
+  it("a last message without a newline is read, not dropped", async () => {
+    const w = wire(1000);
+    await w.t.start();
+    w.stdin.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":25,"method":"ping"}');
+    w.stdin.end();
+    await waitFor(() => w.got.length === 2 || undefined, {
+      timeoutMs: 5000,
+      what: () => JSON.stringify(w.got),
+    });
+    assert.deepEqual(w.got.map((m) => (m as { id: number }).id), [1, 25]);
+  });
+});
+
+describe("HostStdioTransport: ids", () => {
+  it("an id beyond 2^53 is no id of this host's: answered with id null, never a rounded one", async () => {
+    const w = wire(1000);
+    await w.t.start();
+    w.stdin.write('{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}\n');
+    await waitFor(() => w.out[0], { timeoutMs: 5000, what: "the answer" });
+    assert.equal((w.out[0] as { id: unknown }).id, null, JSON.stringify(w.out[0]));
+    assert.deepEqual(w.got, []);
+  });
+});
