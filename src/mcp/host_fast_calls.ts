@@ -87,6 +87,19 @@ export function fastCalls(transport: Transport, handler: CallHandler): FastCalls
     take: (message) => {
       if (!fastCall(message)) return false;
       const id = message.id;
+      if (open.has(id)) {
+        // a second request under an id still in flight: the first would be orphaned (its cancel and
+        // its answer now the second's), so the second is refused
+        void send({
+          jsonrpc: "2.0",
+          id,
+          error: {
+            code: ErrorCode.InvalidRequest,
+            message: `Invalid request: id ${JSON.stringify(id)} is in use by a call in flight`,
+          },
+        }).catch((err) => transport.onerror?.(new Error(`Failed to send response: ${err}`)));
+        return true;
+      }
       const controller = new AbortController();
       open.set(id, controller);
       const extra: CallExtra = {

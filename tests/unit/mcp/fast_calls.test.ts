@@ -124,6 +124,29 @@ describe("the host side's fast tools/call", () => {
     }
   });
 
+  it("a second call under an id in flight is refused; the first stays cancellable", async () => {
+    let aborted: unknown;
+    const handler: CallHandler = async (_req, extra) => {
+      await tick(10);
+      aborted ??= extra.signal.reason;
+      return { content: [] };
+    };
+    const seen = await hostSees("fast", handler, [
+      call(1),
+      call(1, { second: true }),
+      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1, reason: "user" } },
+    ]);
+    assert.deepStrictEqual(seen, [{
+      jsonrpc: "2.0",
+      id: 1,
+      error: {
+        code: ErrorCode.InvalidRequest,
+        message: "Invalid request: id 1 is in use by a call in flight",
+      },
+    }]);
+    assert.equal(aborted, "user", "the first call was the one cancelled");
+  });
+
   it("a call with id 0 is cancelled like any other", async () => {
     let aborted: unknown;
     const handler: CallHandler = async (_req, extra) => {
