@@ -116,10 +116,24 @@ export class HostStdioTransport implements Transport {
         if (!err) return;
         out.off("drain", resolve);
         resolve();
+        this.#outputGone(err);
       };
       if (out.write(serializeMessage(message), failed)) resolve();
       else out.once("drain", resolve);
     });
+  }
+
+  #gone = false;
+  /**
+   * The host closed its end of stdout (EPIPE) while it may keep stdin open: nothing hermit says can
+   * reach it any more, so the session ends (once) rather than run calls whose answers are lost.
+   */
+  #outputGone(err: Error): void {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (this.#gone || (code !== "EPIPE" && code !== "ERR_STREAM_DESTROYED")) return;
+    this.#gone = true;
+    log.warn(`the host closed hermit's stdout (${code}): the session ends`);
+    void this.close();
   }
 
   close(): Promise<void> {

@@ -23,7 +23,7 @@ function wire(max: number) {
   t.onmessage = (m) => got.push(m);
   let closed = false;
   t.onclose = () => (closed = true);
-  return { stdin, out, got, t, closed: () => closed };
+  return { stdin, stdout, out, got, t, closed: () => closed };
 }
 
 describe("HostStdioTransport: oversize lines", () => {
@@ -97,5 +97,17 @@ describe("HostStdioTransport: ids", () => {
     await waitFor(() => w.out[0], { timeoutMs: 5000, what: "the answer" });
     assert.equal((w.out[0] as { id: unknown }).id, null, JSON.stringify(w.out[0]));
     assert.deepEqual(w.got, []);
+  });
+});
+
+describe("HostStdioTransport: a host that closes stdout", () => {
+  it("ends the session at the first answer it cannot take (stdin still open)", async () => {
+    const w = wire(1000);
+    await w.t.start();
+    w.stdin.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+    await waitFor(() => w.got[0], { timeoutMs: 5000, what: "the request" });
+    w.stdout.destroy();
+    await w.t.send({ jsonrpc: "2.0", id: 1, result: {} } as JSONRPCMessage);
+    await waitFor(() => w.closed() || undefined, { timeoutMs: 5000, what: "the transport to close" });
   });
 });
