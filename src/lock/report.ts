@@ -1,9 +1,11 @@
 /**
  * How a lock run reads: what changed since the last lock (servers and tools added, removed or
  * changed, each changed definition as a diff, each added one in full), the description-scan
- * findings in the new text, and the outcome line. One text for people, one object for scripts.
- * Pure.
+ * findings in the new text, and the outcome line. One text for people, one object for scripts;
+ * upstream text in it (a server's serverInfo, why it did not start) with hidden and control
+ * characters escaped. Pure.
  */
+import { escapeUnseen } from "../gates/approval_text.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { exportedName } from "../manifest/names.ts";
 import { own } from "../platform/own.ts";
@@ -43,7 +45,9 @@ export function renderLockRun(m: Manifest, run: LockRun, outcome: LockOutcome, s
     lines.push("servers:");
     for (const s of run.changes.servers) {
       lines.push(
-        `  ${mark[s.kind]} mcp_servers.${s.server}${s.details.length ? ": " + s.details.join("; ") : ""}`,
+        `  ${mark[s.kind]} mcp_servers.${s.server}${
+          s.details.length ? ": " + escapeUnseen(s.details.join("; ")) : ""
+        }`,
       );
     }
   }
@@ -60,7 +64,9 @@ export function renderLockRun(m: Manifest, run: LockRun, outcome: LockOutcome, s
       lines.push(`  mcp_servers.${server} ${f.where}: ${f.rule}: "${f.excerpt}"`);
     }
   }
-  for (const f of run.failures) lines.push(`  problem: mcp_servers.${f.server} did not start: ${f.why}`);
+  for (const f of run.failures) {
+    lines.push(`  problem: mcp_servers.${f.server} did not start: ${escapeUnseen(f.why)}`);
+  }
   for (const n of run.notes) lines.push(`  note: ${n}`);
   const servers = Object.keys(run.next.servers).length;
   const tools = Object.values(run.next.servers).reduce((n, s) => n + Object.keys(s.tools).length, 0);

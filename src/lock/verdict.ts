@@ -6,6 +6,7 @@
  * cannot be read (fail closed). Pure, and free of the MCP SDK and zod: the gateway's catalog and
  * the relay's warm answers both call it.
  */
+import { escapeUnseen } from "../gates/approval_text.ts";
 import { visible } from "../gates/scan.ts";
 import { own } from "../platform/own.ts";
 import {
@@ -25,7 +26,7 @@ export interface LiveTool {
   tool: { name: string } & Record<string, unknown>;
 }
 
-/** What changed in one field: words for text, key paths for schemas and annotations. */
+/** What changed in one field: words for text, key paths (as `showPath` shows them) for schemas and annotations. */
 export interface FieldChange {
   field: DefinitionField;
   addedWords?: string[];
@@ -110,24 +111,33 @@ export function definitionChanges(before: ToolDefinition, after: ToolDefinition)
       const now = words(a[field]);
       out.push({ field, addedWords: minus(now, was), removedWords: minus(was, now) });
     } else {
-      out.push({ field, ...keyChanges(b[field], a[field]) });
+      const { added, removed, changed } = keyChanges(b[field], a[field]);
+      out.push({
+        field,
+        added: added.map(showPath),
+        removed: removed.map(showPath),
+        changed: changed.map(showPath),
+      });
     }
   }
   return out;
 }
 
+/** A path into a JSON value, one key per step: a key may hold ".", so it is never split on one. */
+export type KeyPath = readonly string[];
+
 /** Key paths added, removed and changed between two JSON values (objects compared key by key). */
 export function keyChanges(
   before: unknown,
   after: unknown,
-  path = "",
-): { added: string[]; removed: string[]; changed: string[] } {
-  const out = { added: [] as string[], removed: [] as string[], changed: [] as string[] };
+  path: KeyPath = [],
+): { added: KeyPath[]; removed: KeyPath[]; changed: KeyPath[] } {
+  const out = { added: [] as KeyPath[], removed: [] as KeyPath[], changed: [] as KeyPath[] };
   const isObj = (v: unknown): v is Record<string, unknown> =>
     !!v && typeof v === "object" && !Array.isArray(v);
   if (isObj(before) && isObj(after)) {
     for (const k of [...new Set([...Object.keys(before), ...Object.keys(after)])].sort()) {
-      const p = path ? `${path}.${k}` : k;
+      const p = [...path, k];
       if (!Object.hasOwn(before, k)) out.added.push(p);
       else if (!Object.hasOwn(after, k)) out.removed.push(p);
       else {
@@ -138,11 +148,28 @@ export function keyChanges(
       }
     }
   } else if (canonicalJson(before) !== canonicalJson(after)) {
-    if (before === undefined) out.added.push(path || "(all)");
-    else if (after === undefined) out.removed.push(path || "(all)");
-    else out.changed.push(path || "(all)");
+    if (before === undefined) out.added.push(path);
+    else if (after === undefined) out.removed.push(path);
+    else out.changed.push(path);
   }
   return out;
+}
+
+/** A key that reads as itself unquoted; any other is quoted, so no two paths read alike. */
+const PLAIN_KEY = /^[A-Za-z0-9_$-]+$/;
+
+/**
+ * A key path as people read it: keys joined by ".", each quoted (JSON, hidden characters as
+ * `<U+XXXX>`) unless it is plain, so `properties."file.path"` is one key and not two; array
+ * indices as `[i]`; `(all)` for the whole value.
+ */
+export function showPath(path: readonly (string | number)[]): string {
+  if (!path.length) return "(all)";
+  return path.map((k, i) =>
+    typeof k === "number"
+      ? `[${k}]`
+      : `${i ? "." : ""}${PLAIN_KEY.test(k) ? k : escapeUnseen(JSON.stringify(k))}`
+  ).join("");
 }
 
 function words(v: unknown): string[] {
@@ -183,6 +210,6 @@ function detailLine(c: FieldChange): string {
     ];
     return `${c.field} ${parts.join(" ") || "(whitespace)"}`;
   }
-  const keys = (sign: string, l?: string[]) => (l ?? []).map((p) => `${sign}${visible(p)}`);
+  const keys = (sign: string, l?: string[]) => (l ?? []).map((p) => `${sign}${p}`);
   return `${c.field} ${[...keys("+", c.added), ...keys("-", c.removed), ...keys("~", c.changed)].join(" ")}`;
 }
