@@ -29,6 +29,7 @@ import type { Manifest, Upstream } from "../manifest/types.ts";
 import { plural } from "../lock/report.ts";
 import { which } from "../platform/which.ts";
 import { serveTargetMissing } from "../deploy/adapter.ts";
+import { compileSchema } from "../mcp/json_schema.ts";
 import { contentFindings } from "./content.ts";
 
 export type FindingLevel = "ok" | "warning" | "problem";
@@ -184,6 +185,18 @@ function commandToolFindings(m: Manifest, at: At, add: Add, env: Record<string, 
           : `tools.${t.name}.run: ${quote(program)} is not on this PATH; the tool fails where it is missing`,
         at(["tools", t.name, "run", 0]),
       );
+    }
+    // what only the validator finds (a bad pattern, a dangling $ref): every call would fail
+    for (const [field, schema] of [["input", t.inputSchema], ["output", t.outputSchema]] as const) {
+      const compiled = schema && compileSchema(schema);
+      if (compiled && typeof compiled !== "function") {
+        add(
+          "problem",
+          "tools",
+          `tools.${t.name}.${field} is ${compiled.unusable}`,
+          at(["tools", t.name, field]),
+        );
+      }
     }
     t.run.forEach((arg, i) => {
       if (i === 0 || !SCRIPT.test(arg) || arg.includes("${") || isFile(path.resolve(cwd, arg))) return;

@@ -11,6 +11,7 @@ import { combineSandbox, parseSandboxBlock } from "./sandbox.ts";
 import type { RawCommandTool, RawManifest } from "./schema.ts";
 import { type CommandTool, DEFAULTS, type Manifest, type ServeConfig, type Upstream } from "./types.ts";
 import { normalizeUpstream } from "./mcp_server.ts";
+import { checkToolSchemas } from "./tool_schemas.ts";
 
 export interface Normalized {
   manifest: Manifest;
@@ -27,6 +28,7 @@ export function normalize(raw: RawManifest, src: SourceMap, file: string, dir: s
     const own = parseSandboxBlock(t.sandbox, ["tools", name, "sandbox"], src, errors);
     tools[name] = commandTool(name, t, combineSandbox(top, own));
   }
+  checkToolSchemas(raw.tools ?? {}, src, errors);
 
   const upstreams: Record<string, Upstream> = {};
   for (const [name, u] of Object.entries(raw.mcp_servers ?? {})) {

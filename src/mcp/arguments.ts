@@ -1,29 +1,12 @@
 /**
  * A call's arguments against a tool's input schema (JSON Schema, validated by ajv as the MCP SDK
- * does: formats on, unknown keywords tolerated), with what is wrong said in plain words that name
- * the argument as the caller wrote it: `name must be a string`, `who.first is required`,
- * `colour is not an argument of hello (its arguments: name, times)`; never a validator's internal
- * path such as `data/name`.
+ * does: formats on, unknown keywords tolerated; `json_schema.ts` compiles it), with what
+ * is wrong said in plain words that name the argument as the caller wrote it: `name must be a
+ * string`, `who.first is required`, `colour is not an argument of hello (its arguments: name,
+ * times)`; never a validator's internal path such as `data/name`.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import addFormatsModule from "ajv-formats";
-
-// ajv-formats is CommonJS: its default export is the plugin, or holds it as `default`
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
-  a: Ajv,
-) => void;
-
-/** The validator, made at the first call that needs one (not while a server starts). */
-let shared: Ajv | undefined;
-function validator(): Ajv {
-  if (!shared) {
-    shared = new Ajv({ strict: false, allErrors: true, validateFormats: true, validateSchema: false });
-    addFormats(shared);
-  }
-  return shared;
-}
-
-const compiled = new WeakMap<object, ValidateFunction | { unusable: string }>();
+import type { ErrorObject } from "ajv";
+import { compileSchema } from "./json_schema.ts";
 
 /**
  * `ok`, or `invalid` with one line naming every problem (`; `-separated), or `unusable-schema`
@@ -35,15 +18,7 @@ export type ArgumentCheck =
   | { kind: "unusable-schema"; why: string };
 
 export function checkArguments(tool: string, schema: object, args: unknown): ArgumentCheck {
-  let validate = compiled.get(schema);
-  if (!validate) {
-    try {
-      validate = validator().compile(schema);
-    } catch (err) {
-      validate = { unusable: `not a usable JSON Schema: ${(err as Error).message}` };
-    }
-    compiled.set(schema, validate);
-  }
+  const validate = compileSchema(schema);
   if (typeof validate !== "function") return { kind: "unusable-schema", why: validate.unusable };
   if (validate(args)) return { kind: "ok" };
   const known = Object.keys((schema as { properties?: Record<string, unknown> }).properties ?? {});

@@ -6,6 +6,7 @@
  * cancelled, the whole group is stopped; so is whatever the tool left running in its group when
  * it exits (a daemon meant to outlive the call starts its own session).
  */
+import { statSync } from "node:fs";
 import path from "node:path";
 import { type CallToolResult, CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { childEnv } from "../gates/env.ts";
@@ -66,7 +67,7 @@ export async function runCommandTool(
   env.HERMIT_TOOL = t.name;
   const [program, ...rest] = value.run;
   const resolved = which(program, { cwd, path: env.PATH, platform: ctx.platform });
-  if (!resolved) return errorResult(`${t.name}: command not found: ${program}`);
+  if (!resolved) return errorResult(`${t.name}: ${notRunnable(program, cwd, ctx.platform)}`);
 
   let launched;
   try {
@@ -133,6 +134,20 @@ export async function runCommandTool(
     );
   }
   return resultFromStdout(stdout, t);
+}
+
+/** Why `which` found no `program`: a path that is a file but not executable says so, with the fix. */
+function notRunnable(program: string, cwd: string, platform: NodeJS.Platform): string {
+  // Windows has no executable bit: there a file that exists is run (or refused) by its extension
+  if (platform !== "win32" && program.includes("/")) {
+    try {
+      if (statSync(path.resolve(cwd, program)).isFile()) {
+        const arg = /^[\w@%+=:,./-]+$/.test(program) ? program : `'${program.replace(/'/g, `'\\''`)}'`;
+        return `${program} is not executable: chmod +x ${arg}`;
+      }
+    } catch { /* missing: not found */ }
+  }
+  return `command not found: ${program}`;
 }
 
 /** A JSON object with `content`/`structuredContent` is a result; anything else is text. */

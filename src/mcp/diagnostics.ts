@@ -7,6 +7,7 @@ import { Exit, HermitError, mcpMessageOf } from "../errors.ts";
 import type { ScanFinding } from "../gates/scan.ts";
 import { SAFE_MODE_NOTICE } from "../gates/safe_mode.ts";
 import { refusalLine } from "../gates/screen_manifest.ts";
+import { quote } from "../manifest/locate.ts";
 import { exportSources } from "../manifest/names.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { stopAllGroups } from "../process/group.ts";
@@ -122,12 +123,7 @@ export function callOnce(
       try {
         result = await conn.client.callTool({ name: tool, arguments: args }) as CallToolResult;
       } catch (err) {
-        const known = manifest.exports.tools;
-        const message = mcpMessageOf(err);
-        throw new HermitError(
-          `${message}${known.includes(tool) ? "" : `; exported tools: ${known.join(", ") || "none"}`}`,
-          Exit.usage,
-        );
+        throw new HermitError(mcpMessageOf(err), Exit.usage); // exported: refuseUnservable said the rest
       }
       const refused = (result._meta as Record<string, unknown> | undefined)?.[REFUSED_META] === true;
       return { result, refused };
@@ -148,10 +144,22 @@ function refuseInvalidArguments(gateway: Gateway, tool: string, args: Record<str
   if (r.kind === "invalid") throw new HermitError(`invalid arguments for ${tool}: ${r.why}`, Exit.usage);
 }
 
-/** A tool that cannot run because policy refused its source: exit 4 with the refusal line. */
+/**
+ * A tool that is not served: not exported (exit 2, saying why, as `check` does: the MCP SDK would
+ * answer "Method not found" when nothing is exported), or refused by policy (exit 4, the refusal).
+ */
 function refuseUnservable(gateway: Gateway, manifest: Manifest, tool: string): void {
   if (gateway.safeMode) throw new HermitError(`refused: ${SAFE_MODE_NOTICE}`, Exit.refused);
-  if (!manifest.exports.tools.includes(tool) || gateway.catalog().some((e) => e.name === tool)) return;
+  const exported = manifest.exports.tools;
+  if (!exported.includes(tool)) {
+    throw new HermitError(
+      Object.hasOwn(manifest.tools, tool)
+        ? `tools.${tool} is defined but not in exports.tools, so it is not served: add it to exports: { tools: [...] }`
+        : `unknown tool ${quote(tool)}; exported tools: ${exported.join(", ") || "none"}`,
+      Exit.usage,
+    );
+  }
+  if (gateway.catalog().some((e) => e.name === tool)) return;
   const servers = (exportSources(manifest).get(tool) ?? []).flatMap((s) =>
     s.kind === "upstream" ? [`mcp_servers.${s.server}`] : [`tools.${tool}`]
   );
