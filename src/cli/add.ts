@@ -5,7 +5,9 @@
  * and, once it ran, write hermit.yaml and its entry in hermit.lock (the whole lock when there was
  * none). If it does not start, hermit.yaml is never touched. The entry is added to hermit.yaml and
  * hermit.lock as they are when it is written, so an add or an edit that landed meanwhile is kept
- * (`lock/commit.ts`). Exit 0 added, 2 bad input or a name in the way, 3 it did not start, 4 refused.
+ * (`lock/commit.ts`). A hermit.lock that is there but cannot be used is refused before anything
+ * runs or is written. Exit 0 added, 2 bad input or a name in the way, 3 it did not start or the
+ * lock cannot be used, 4 refused.
  */
 import { type Command, Option } from "@commander-js/extra-typings";
 import { readFileSync, realpathSync } from "node:fs";
@@ -64,24 +66,31 @@ export function registerAdd(program: Command, setExit: SetExit): void {
       }
       const root = opts.root && !opts.root.includes("${") ? path.resolve(opts.root) : opts.root;
       const plan = planAdd(before, given, adapterDir, entry, { ...opts, root });
+      const shown = shellQuote(adapterDir === process.cwd() ? "." : displayPath(adapterDir));
+      const { lockPath, lockText, readLockState, writeLock } = await import("../lock/file.ts");
+      const { lockWithServer, readAtWrite, refuseUnusableLock, whileWriting } = await import(
+        "../lock/commit.ts"
+      );
+      // a lock that is there but cannot be used is never replaced by a lock of every server
+      const lockShown = displayPath(lockPath(adapterDir));
+      const lockCmd = `hermit lock ${shown}`;
+      const first = readLockState(adapterDir);
+      refuseUnusableLock(first, lockShown, lockCmd);
       // confined without a network, npx answers from npm's cache only: fill it first
       const { needsWarmCache, warmNpmCache } = await import("../catalog/warm.ts");
       const warm = needsWarmCache(entry) ? await warmNpmCache(entry) : undefined;
       const { collectLock } = await import("../lock/run.ts");
-      const { readLockState, writeLock } = await import("../lock/file.ts");
       const { renderLockRun, lockRunJson } = await import("../lock/report.ts");
       const m = plan.loaded!.manifest;
       // started from the planned manifest in memory: hermit.yaml is written only once it ran, so
       // nothing (a failed start, a kill -9 during the download) leaves it half-changed
-      const locked = readLockState(adapterDir).kind === "ok";
       const run = await collectLock(m, {
         versions: "manifest",
-        only: locked ? [plan.server] : undefined,
+        only: first.kind === "ok" ? [plan.server] : undefined,
         verbose: opts.verbose,
       });
       const added = own(run.next.servers, plan.server)?.tools ?? {};
       const absent = (opts.tools ?? entry.include).filter((t) => !Object.hasOwn(added, t));
-      const shown = shellQuote(adapterDir === process.cwd() ? "." : displayPath(adapterDir));
       if (run.failures.length || absent.length) {
         const why = run.failures.map((f) => `mcp_servers.${f.server} did not start: ${f.why}`);
         if (warm && run.failures.length) why.push(warm);
@@ -91,14 +100,17 @@ export function registerAdd(program: Command, setExit: SetExit): void {
         );
         return setExit(Exit.problems);
       }
-      const { lockWithServer, readAtWrite, whileWriting } = await import("../lock/commit.ts");
       await whileWriting(() => {
         // what the files are now: another add or an edit may have landed while the entry ran
         const now = readAtWrite(file, displayPath(given));
         // (the same entry and options: only a name taken meanwhile can make it fail now)
         const final = now === before ? plan : planAdd(now, given, adapterDir, entry, { ...opts, root });
+        // the lock too, and both checked before either is written
+        const lockNow = readLockState(adapterDir);
+        refuseUnusableLock(lockNow, lockShown, lockCmd);
+        const text = lockText(lockWithServer(lockNow, run.next, plan.server));
         writeFileAtomic(file, final.text, { preserve: true });
-        writeLock(adapterDir, lockWithServer(readLockState(adapterDir), run.next, plan.server));
+        writeLock(adapterDir, text);
       });
       if (opts.json) {
         await printJson({

@@ -63,9 +63,23 @@ export function readAtWrite(file: string, shown: string): string {
 }
 
 /**
+ * `hermit add` into an adapter whose hermit.lock exists but cannot be used (a merge conflict, a
+ * hand-edited entry, a FIFO): refused, exit 3, before anything is written — locking every server
+ * anew would approve, unseen, whatever changed since the last lock. Only a missing lock means
+ * "lock everything". `shown`: the lock as the user names it; `lockCmd`: the command that rewrites it.
+ */
+export function refuseUnusableLock(state: LockState, shown: string, lockCmd: string): void {
+  if (state.kind !== "invalid") return;
+  throw new HermitError(
+    `${shown} cannot be read (${state.why}): fix it or run '${lockCmd}' first; nothing was changed`,
+    Exit.problems,
+  );
+}
+
+/**
  * Pure: the lock to write after a run that locked `server`: the lock on disk now with that
  * server's entry from the run (entries another writer added meanwhile kept), or the run's whole
- * lock when there is no readable lock on disk.
+ * lock when there is no lock on disk (an unusable one is refused before: `refuseUnusableLock`).
  */
 export function lockWithServer(now: LockState, ran: Lock, server: string): Lock {
   if (now.kind !== "ok") return ran;

@@ -6,14 +6,30 @@
  * entry's hash matches its definition (a hand-edited definition is an invalid lock, not a
  * silently different one). Depends on `yaml` only: the lean relay can load it.
  */
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import path from "node:path";
 import { Document, isScalar, parse, visit } from "yaml";
+import { Exit, HermitError } from "../errors.ts";
 import { CANDIDATE as HIDDEN, CANDIDATES as HIDDEN_ALL } from "../gates/unicode.ts";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { setOwn } from "../platform/own.ts";
+import {
+  describeBytes,
+  FileTooLarge,
+  MiB,
+  NotAFile,
+  NotUtf8,
+  readTextCapped,
+} from "../platform/read_capped.ts";
 import { definitionOf, hashDefinition } from "./definition.ts";
-import { type Lock, LOCK_FILE, LOCK_FORMAT, type LockedServer, type LockState } from "./types.ts";
+import {
+  type Lock,
+  LOCK_FILE,
+  LOCK_FORMAT,
+  type LockedPackage,
+  type LockedServer,
+  type LockState,
+} from "./types.ts";
 
 const HEADER = [
   "# hermit.lock: what this adapter's upstream servers resolved to, and the definition of every",
@@ -26,14 +42,30 @@ export function lockPath(adapterDir: string): string {
   return path.join(adapterDir, LOCK_FILE);
 }
 
-/** The lock of the adapter in `adapterDir`: none, one, or why it cannot be used. */
+/** The most a lock may hold (a real one is kilobytes: tool definitions, not data). */
+export const MAX_LOCK_BYTES = 4 * MiB;
+
+/**
+ * The lock of the adapter in `adapterDir`: none, one, or why it cannot be used. Read capped and
+ * without blocking (every reader comes here, a running gateway's poll too): a FIFO, a link to a
+ * device or to stdin, or a huge file is an invalid lock, never a hang or a read into memory.
+ */
 export function readLockState(adapterDir: string): LockState {
   let text: string;
   try {
-    text = readFileSync(lockPath(adapterDir), "utf8");
+    text = readTextCapped(lockPath(adapterDir), MAX_LOCK_BYTES, { regularOnly: true });
   } catch (err) {
+    if (err instanceof NotAFile) return { kind: "invalid", why: `not a regular file but a ${err.kind}` };
+    if (err instanceof FileTooLarge) {
+      const cap = describeBytes(MAX_LOCK_BYTES);
+      const why = err.size === undefined ? `more than the ${cap}` : `${err.size} bytes, over the ${cap}`;
+      return { kind: "invalid", why: `${why} a lock may hold` };
+    }
+    if (err instanceof NotUtf8) return { kind: "invalid", why: `not UTF-8 text (line ${err.line})` };
     const code = (err as NodeJS.ErrnoException).code;
-    return code === "ENOENT" ? { kind: "none" } : { kind: "invalid", why: `cannot be read (${code})` };
+    return code === "ENOENT"
+      ? { kind: "none" }
+      : { kind: "invalid", why: `cannot be read (${code ?? "error"})` };
   }
   const parsed = parseLock(text);
   return "lock" in parsed ? { kind: "ok", lock: parsed.lock } : { kind: "invalid", why: parsed.why };
@@ -81,6 +113,8 @@ export function parseLock(text: string): { lock: Lock } | { why: string } {
     ) {
       return { why: `${at}.package must be { runner: npx|bunx|uvx, name, version }` };
     }
+    const bad = pkg && badPackage(pkg as unknown as LockedPackage);
+    if (bad) return { why: `${at}.package.${bad}` };
     for (const key of ["url", "command"] as const) {
       if (s[key] !== undefined && typeof s[key] !== "string") return { why: `${at}.${key} must be a string` };
     }
@@ -113,6 +147,38 @@ export function parseLock(text: string): { lock: Lock } | { why: string } {
     });
   }
   return { lock: { format: LOCK_FORMAT, servers } };
+}
+
+/**
+ * One exact version per runner, what the spawn splices in after `name@` (`name==` for uvx): npm's
+ * semver (no range, tag, URL, git, path or `npm:` alias) and PEP 440's public version with an
+ * optional epoch and local part. Stricter than what hermit.yaml may ask for: the lock's hashes
+ * cover the tools, not this, so it is the only check a hand-edited package gets.
+ */
+const SEMVER_ID = "(?:0|[1-9]\\d*|\\d*[A-Za-z-][0-9A-Za-z-]*)";
+const EXACT_SEMVER = new RegExp(
+  `^(?:0|[1-9]\\d*)\\.(?:0|[1-9]\\d*)\\.(?:0|[1-9]\\d*)(?:-${SEMVER_ID}(?:\\.${SEMVER_ID})*)?` +
+    "(?:\\+[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*)?$",
+);
+const EXACT_PEP440 =
+  /^(?:\d+!)?\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?(?:\.post\d+)?(?:\.dev\d+)?(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*)?$/i;
+/** npm: `name` or `@scope/name`, url-safe, not starting with `.` or `_` (legacy capitals kept). */
+const NPM_NAME = /^(?:@[a-z0-9~-][a-z0-9._~-]*\/)?[a-z0-9~-][a-z0-9._~-]*$/i;
+/** PyPI: letters, digits, `.` `_` `-` (beginning and ending with a letter or digit), extras kept. */
+const PYPI_NAME =
+  /^[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?(?:\[\s*(?:[a-z0-9][a-z0-9._-]*(?:\s*,\s*[a-z0-9][a-z0-9._-]*)*)?\s*\])?$/i;
+
+/** What is wrong with a package entry (`version …`, `name …`), or undefined when it can be pinned. */
+function badPackage(p: LockedPackage): string | undefined {
+  const shown = (v: string) => JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v);
+  const npm = p.runner !== "uvx";
+  if (!(npm ? EXACT_SEMVER : EXACT_PEP440).test(p.version) || p.version.length > 256) {
+    return `version ${shown(p.version)} is not one exact version (${npm ? "semver" : "PEP 440"}, as 1.2.3)`;
+  }
+  if (!(npm ? NPM_NAME : PYPI_NAME).test(p.name) || p.name.length > 214) {
+    return `name ${shown(p.name)} is not ${npm ? "an npm" : "a PyPI"} package name`;
+  }
+  return undefined;
 }
 
 /** Keys sorted at every level (arrays keep their order). */
@@ -168,7 +234,18 @@ export function renderLock(lock: Lock): string {
   return [...HEADER, yaml].join("\n");
 }
 
-/** Write the lock beside hermit.yaml, atomically (0644: it is meant to be committed). */
-export function writeLock(adapterDir: string, lock: Lock): void {
-  writeFileAtomic(lockPath(adapterDir), renderLock(lock), { mode: 0o644 });
+/**
+ * The text `writeLock` writes. A lock this hermit would refuse to read (a package version that ran
+ * but is not one exact version) is an error here, exit 3: written, it would withhold every tool.
+ */
+export function lockText(lock: Lock): string {
+  const text = renderLock(lock);
+  const back = parseLock(text);
+  if ("why" in back) throw new HermitError(`hermit.lock not written: ${back.why}`, Exit.problems);
+  return text;
+}
+
+/** Write the lock (or its `lockText`) beside hermit.yaml, atomically (0644: it is meant to be committed). */
+export function writeLock(adapterDir: string, lock: Lock | string): void {
+  writeFileAtomic(lockPath(adapterDir), typeof lock === "string" ? lock : lockText(lock), { mode: 0o644 });
 }

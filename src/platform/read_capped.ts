@@ -61,18 +61,31 @@ export function describeBytes(n: number): string {
   return `${Number.isInteger(mib) ? mib : mib.toFixed(1)} MiB`;
 }
 
+/** What `st` is, when it is not a regular file. */
+function kindOf(
+  st: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isDirectory(): boolean },
+) {
+  if (st.isFIFO()) return "FIFO";
+  if (st.isSocket()) return "socket";
+  if (st.isCharacterDevice()) return "character device";
+  return st.isDirectory() ? "directory" : "block device";
+}
+
 /**
  * The UTF-8 text of `file` (a BOM dropped), or `FileTooLarge` past `limit` bytes, `NotUtf8` for
- * bytes that are not UTF-8, `NotAFile` for a FIFO or socket
+ * bytes that are not UTF-8, `NotAFile` for a FIFO or socket — and with `regularOnly`, for anything
+ * but a regular file (a device, a directory)
  * (opened without blocking, so a FIFO no one writes to is refused at once; I/O errors are thrown
  * as they are).
  */
-export function readTextCapped(file: string, limit: number): string {
+export function readTextCapped(file: string, limit: number, opts: { regularOnly?: boolean } = {}): string {
   const nonBlocking = process.platform === "win32" ? 0 : constants.O_NONBLOCK;
   const fd = openSync(file, constants.O_RDONLY | nonBlocking);
   try {
     const st = fstatSync(fd);
-    if (st.isFIFO() || st.isSocket()) throw new NotAFile(file, st.isFIFO() ? "FIFO" : "socket");
+    if (st.isFIFO() || st.isSocket() || (opts.regularOnly && !st.isFile())) {
+      throw new NotAFile(file, kindOf(st));
+    }
     if (st.isFile() && st.size > limit) throw new FileTooLarge(file, limit, st.size);
     const chunks: Buffer[] = [];
     let got = 0;
