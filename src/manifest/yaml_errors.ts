@@ -71,6 +71,15 @@ function explain(e: YAMLError, text: string): YamlIssue {
             }`,
         };
       }
+      const deeper = deeperKeyBelow(text, line);
+      if (kv && deeper) {
+        return {
+          offset: deeper.offset,
+          message: `this key is indented ${spaces(deeper.indent)}, more than ${kv[2]} above it (${
+            spaces(indentOf(line.text))
+          }), so YAML reads it as more of that value; keys of one mapping start in the same column`,
+        };
+      }
       break;
     }
     case "MISSING_CHAR": {
@@ -180,6 +189,26 @@ function quoted(value: string): string {
 }
 
 const spaces = (n: number) => `${n} space${n === 1 ? "" : "s"}`;
+const indentOf = (line: string) => /^ */.exec(line)![0].length;
+
+/**
+ * The next line with content after `line`, when it is a `key: value` indented more than `line`:
+ * a key pushed too far in, which YAML reads as the rest of the value above it.
+ */
+function deeperKeyBelow(text: string, line: Line): { offset: number; indent: number } | undefined {
+  let start = line.start + line.text.length + 1;
+  while (start < text.length) {
+    const next = lineAt(text, start + 1);
+    if (next.text.trim() !== "" && !next.text.trimStart().startsWith("#")) {
+      const indent = indentOf(next.text);
+      return KEY_VALUE.test(next.text) && indent > indentOf(line.text)
+        ? { offset: next.start + indent, indent }
+        : undefined;
+    }
+    start = next.start + next.text.length + 1;
+  }
+  return undefined;
+}
 
 /** The offset of the last `q` that opens a value before `before` and is not closed on its line. */
 function unclosedQuote(text: string, q: string, before: number): number | undefined {

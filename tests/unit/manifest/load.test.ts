@@ -427,6 +427,24 @@ const INVALID: [string, string, number, number, RegExp[]][] = [
   ["YAML syntax: unclosed quote", 'name: "a\n', 1, 7, [
     /^not valid YAML: the " opened here is never closed; end the value with " on the same line$/,
   ]],
+  [
+    "YAML syntax: a key indented past a plain value above it",
+    "name: a\ntools:\n  t:\n    description: Says hi\n     timeout: 10\n",
+    5,
+    6,
+    [
+      /^not valid YAML: this key is indented 5 spaces, more than description above it \(4 spaces\), so YAML reads it as more of that value; keys of one mapping start in the same column$/,
+    ],
+  ],
+  [
+    "YAML syntax: the first key of a mapping indented less than the next",
+    "name: a\ntools:\n  t:\n   description: Says hi\n    run: [x]\n",
+    5,
+    5,
+    [
+      /^not valid YAML: this key is indented 4 spaces, more than description above it \(3 spaces\)/,
+    ],
+  ],
   ["YAML syntax: bad indentation", "name: a\nexports:\n  tools: [a]\n   context: C.md\n", 4, 4, [
     /^not valid YAML: this key is indented 3 spaces, its neighbours 2; keys of one mapping start in the same column$/,
   ]],
