@@ -1,14 +1,21 @@
 /**
- * Which package an `npx`, `bunx` (`bun x`) or `uvx` entry runs, read from its command and
- * arguments as written: the runner, the package name, the version asked for (if any) and whether
- * that is one exact version. And the pin: the same arguments with the package spec rewritten to
- * the locked version (`pkg` → `pkg@1.2.3`; for `uvx --from`, `pkg==1.2.3`), which is what hermit
- * spawns, never what it writes into the user's manifest. Pure.
+ * Which package a package runner runs, read from an entry's command and arguments as written:
+ * `npx`, `npm exec`/`npm x`, `pnpm dlx`/`pnpx` and `yarn dlx` (npm packages, locked as `npx`),
+ * `bunx`/`bun x`, `uvx`/`uv tool run`. The runner, the package name, the version asked for (if
+ * any) and whether that is one exact version; or why it cannot be pinned: a path or URL, several
+ * packages, an option hermit does not know before a bare word (it may take that word as its
+ * value, so which package runs is unclear), a runner started through another command (`env npx`,
+ * `sh -c "npx …"`), which hermit does not read. And the pin: the same arguments with the package
+ * spec rewritten to the locked version (`pkg` → `pkg@1.2.3`; after `--from`, `pkg==1.2.3`), which
+ * is what hermit spawns, never what it writes into the user's manifest. Pure.
  */
+import { baseName, type Dialect, HOSTS, OPTIONS, scan, type Spec } from "./runner_options.ts";
 import type { LockedPackage, Runner } from "./types.ts";
 
 export interface PackageRef {
   runner: Runner;
+  /** The runner as written, for messages: `npx`, `npm exec`, `pnpm dlx`, `uv tool run` … */
+  via: string;
   name: string;
   /** The version or range or tag as written, if any. */
   requested?: string;
@@ -19,137 +26,122 @@ export interface PackageRef {
   /** Where the spec is in `args`, and the text before it in that argument (`--package=`). */
   index: number;
   prefix: string;
-  /** `uvx --from`: a requirement (`pkg==1.2.3`) rather than a tool spec (`pkg@1.2.3`). */
+  /** `--from` (uv): a requirement (`pkg==1.2.3`) rather than a tool spec (`pkg@1.2.3`). */
   requirement: boolean;
 }
 
 /** Not something hermit can pin (a git URL, a local path, several packages …), and why. */
 export interface Unpinnable {
   runner: Runner;
+  via: string;
   why: string;
+  /** An option hermit does not know, followed by a bare word: which package runs is unclear. */
+  unclear?: string;
+  /** The command the runner is started through (`env`, `sh`), which hermit does not read. */
+  through?: string;
 }
 
-/** The runner a command is: `npx`, `bunx`, `bun x`, `uvx` (any directory, `.cmd`/`.exe` too). */
+interface Form {
+  runner: Runner;
+  dialect: Dialect;
+  via: string;
+  /** Where the runner's own arguments start, and package options met before them (npm's). */
+  skip: number;
+  before: Spec[];
+}
+
+/**
+ * The runner a command is (any directory, `.cmd`/`.exe` too): `npx`, `npm exec`, `bun x`, … with
+ * where its arguments start; an `Unpinnable` when an option hermit does not know hides whether
+ * it is one; undefined when it is none.
+ */
 export function runnerOf(
   command: string | undefined,
   args: readonly string[],
-): { runner: Runner; skip: number } | undefined {
+): Form | Unpinnable | undefined {
   if (!command) return undefined;
-  const base = command.split(/[\\/]/).pop()!.toLowerCase().replace(/\.(cmd|exe|bat|ps1)$/, "");
-  if (base === "npx" || base === "bunx" || base === "uvx") return { runner: base, skip: 0 };
-  if (base === "bun" && args[0] === "x") return { runner: "bunx", skip: 1 };
+  const base = baseName(command);
+  const host = Object.hasOwn(HOSTS, base) ? HOSTS[base] : undefined;
+  if (!host) return undefined;
+  const { runner, dialect } = host;
+  if (host.words[0].length === 0) return { runner, dialect, via: base, skip: 0, before: [] };
+  const s = scan(args, 0, OPTIONS[dialect], Math.max(...host.words.map((w) => w.length)));
+  if (s.unclear) {
+    if (!host.words.some((w) => args.includes(w[0]))) return undefined;
+    return { runner, via: base, why: unclearWhy(s.unclear), unclear: s.unclear };
+  }
+  const said = s.words.map((w) => w.text);
+  const words = host.words.find((w) => w.every((x, k) => said[k] === x));
+  if (!words) return undefined;
+  return {
+    runner,
+    dialect,
+    via: [base, ...words].join(" "),
+    skip: s.words[words.length - 1].index + 1,
+    before: dialect === "npm" ? s.options : [],
+  };
+}
+
+const unclearWhy = (option: string) =>
+  `${option} is not an option hermit knows, so which package runs is unclear`;
+
+/** A runner started through another command (`env npx …`, `sh -c "npx …"`): found, never read. */
+function wrapped(command: string | undefined, args: readonly string[]): Unpinnable | undefined {
+  if (!command) return undefined;
+  const tokens = [command, ...args].flatMap((a) => a.split(/[\s;&|()`'"<>]+/)).filter(Boolean);
+  for (let k = 1; k < tokens.length; k++) {
+    const form = runnerOf(tokens[k], tokens.slice(k + 1));
+    if (!form) continue;
+    const through = baseName(command);
+    return {
+      runner: form.runner,
+      via: form.via,
+      why: `it starts ${form.via} through ${through}, which hermit does not read`,
+      through,
+    };
+  }
   return undefined;
 }
 
-/** npm/bun/uv options that take a value in the next argument. */
-const VALUE_OPTIONS: Record<Runner, Set<string>> = {
-  npx: new Set([
-    "--registry",
-    "--cache",
-    "--prefix",
-    "--userconfig",
-    "--globalconfig",
-    "--loglevel",
-    "--workspace",
-    "-w",
-    "--node-options",
-    "--script-shell",
-    "--call",
-    "-c",
-    "--package",
-    "-p",
-  ]),
-  bunx: new Set(["--package", "-p", "--cwd", "--config", "-c"]),
-  uvx: new Set([
-    "--from",
-    "--with",
-    "--with-editable",
-    "--with-requirements",
-    "--python",
-    "-p",
-    "--index",
-    "--index-url",
-    "-i",
-    "--extra-index-url",
-    "--default-index",
-    "--find-links",
-    "-f",
-    "--directory",
-    "--project",
-    "--cache-dir",
-    "--config-file",
-    "--constraints",
-    "-c",
-    "--overrides",
-    "--build-constraints",
-    "-b",
-    "--env-file",
-    "--python-platform",
-    "--index-strategy",
-    "--keyring-provider",
-    "--resolution",
-    "--prerelease",
-    "--exclude-newer",
-    "--link-mode",
-    "--refresh-package",
-    "--reinstall-package",
-    "--upgrade-package",
-    "-P",
-    "--color",
-    "--allow-insecure-host",
-    "--config-setting",
-    "-C",
-  ]),
-};
-
-/** The package option of each runner (`--package`/`-p`; uvx: `--from`). */
-const PACKAGE_OPTIONS: Record<Runner, Set<string>> = {
-  npx: new Set(["--package", "-p"]),
-  bunx: new Set(["--package", "-p"]),
-  uvx: new Set(["--from"]),
-};
+/** npm exec reads `--package` and `--call` after the package too (up to `--`): a different package. */
+function npmLateOption(args: readonly string[], from: number): string | undefined {
+  for (let i = from; i < args.length && args[i] !== "--"; i++) {
+    const name = args[i].split("=")[0];
+    if (name === "-c" || (name.length > 4 && ["--package", "--call"].some((o) => o.startsWith(name)))) {
+      return name;
+    }
+  }
+  return undefined;
+}
 
 const EXACT_SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 const EXACT_PEP440 = /^\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?(?:\.post\d+)?(?:\.dev\d+)?(?:\+[0-9A-Za-z.]+)?$/;
 
-/** The package an entry runs, undefined when its command is not a package runner. */
+/** The package an entry runs, undefined when its command runs none through a package runner. */
 export function packageOf(
   command: string | undefined,
   args: readonly string[],
 ): PackageRef | Unpinnable | undefined {
-  const r = runnerOf(command, args);
-  if (!r) return undefined;
-  const { runner } = r;
-  const found: { index: number; prefix: string; spec: string; option: boolean }[] = [];
-  let positional: { index: number; spec: string } | undefined;
-  for (let i = r.skip; i < args.length; i++) {
-    const a = args[i];
-    if (a === "--") {
-      if (i + 1 < args.length) positional = { index: i + 1, spec: args[i + 1] };
-      break;
-    }
-    if (a.startsWith("-")) {
-      const eq = a.indexOf("=");
-      const name = eq > 0 ? a.slice(0, eq) : a;
-      if (PACKAGE_OPTIONS[runner].has(name)) {
-        if (eq > 0) found.push({ index: i, prefix: a.slice(0, eq + 1), spec: a.slice(eq + 1), option: true });
-        else if (i + 1 < args.length) {
-          found.push({ index: i + 1, prefix: "", spec: args[i + 1], option: true });
-        }
-      }
-      if (eq < 0 && VALUE_OPTIONS[runner].has(name)) i++;
-      continue;
-    }
-    positional = { index: i, spec: a };
-    break;
-  }
-  if (found.length > 1) return { runner, why: "it names several packages" };
-  const pick = found[0] ?? (positional ? { ...positional, prefix: "", option: false } : undefined);
-  if (!pick) return { runner, why: "it names no package" };
+  const form = runnerOf(command, args);
+  if (!form) return wrapped(command, args);
+  if ("why" in form) return form;
+  const { runner, via, dialect } = form;
+  const s = scan(args, form.skip, OPTIONS[dialect], 1);
+  if (s.unclear) return { runner, via, why: unclearWhy(s.unclear), unclear: s.unclear };
+  const late = dialect === "npm" && s.words.length && !s.dashed
+    ? npmLateOption(args, s.words[0].index + 1)
+    : undefined;
+  if (late) return { runner, via, why: `npm reads ${late} after the package too, so the package is unclear` };
+  const found = [...form.before, ...s.options];
+  if (found.length > 1) return { runner, via, why: "it names several packages" };
+  const word = s.words[0];
+  const pick = found[0] ?? (word ? { index: word.index, prefix: "", spec: word.text } : undefined);
+  if (!pick) return { runner, via, why: "it names no package" };
   const parsed = runner === "uvx" ? parsePythonSpec(pick.spec) : parseNpmSpec(pick.spec);
-  if ("why" in parsed) return { runner, why: parsed.why };
+  if ("why" in parsed) return { runner, via, why: parsed.why };
   return {
     runner,
+    via,
     name: parsed.name,
     requested: parsed.requested,
     exact: parsed.requested !== undefined &&
@@ -157,7 +149,7 @@ export function packageOf(
     spec: pick.spec,
     index: pick.index,
     prefix: pick.prefix,
-    requirement: runner === "uvx" && pick.option,
+    requirement: runner === "uvx" && found.length > 0,
   };
 }
 

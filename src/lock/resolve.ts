@@ -1,11 +1,12 @@
 /**
- * Which version of a package an `npx`/`bunx`/`uvx` entry really ran. The runner resolves the
- * spec itself (the registry's newest, a range, whatever is already installed locally), so hermit
- * looks at what it started: the processes in the upstream's process group (Linux: their command
- * lines in /proc), each absolute path in them followed to the installed package it lies in —
- * the `package.json` of that name above it (npm, bun), or the `<name>-<version>.dist-info` of the
- * environment it belongs to (uv). Where process command lines cannot be read, the runner's own
- * cache says: npm's `_npx/<hash>/package.json` records the specs it was made for, bunx keeps one
+ * Which version of a package a runner entry (`npx`, `npm exec`, `pnpm dlx`, `bunx`, `uvx` …)
+ * really ran. The runner resolves the spec itself (the registry's newest, a range, whatever is
+ * already installed locally), so hermit looks at what it started: the processes in the upstream's
+ * process group (Linux: their command lines in /proc), each absolute path in them followed to the
+ * installed package it lies in — the `package.json` of that name above it (npm, bun), or the
+ * `<name>-<version>.dist-info` of the environment it belongs to (uv). Where process command lines
+ * cannot be read, the runner's own cache says: npm's `_npx/<hash>/package.json` records the specs
+ * it was made for (npx and npm exec only: what pnpm or yarn ran is not there), bunx keeps one
  * directory per spec in the temporary directory.
  */
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
@@ -129,7 +130,7 @@ export function versionFromCache(
   env: Readonly<Record<string, string | undefined>>,
   platform: NodeJS.Platform = process.platform,
 ): string | undefined {
-  if (ref.runner === "npx") {
+  if (ref.runner === "npx" && (ref.via === "npx" || ref.via.startsWith("npm "))) {
     const cache = env.npm_config_cache ?? env.NPM_CONFIG_CACHE ??
       (platform === "win32" && env.LOCALAPPDATA
         ? path.join(env.LOCALAPPDATA, "npm-cache")
