@@ -77,9 +77,31 @@ export function contentFindings(m: Manifest, at: (p: (string | number)[]) => str
           }: name '${name}' is not usable as a file name (letters, digits, ., _ and -); deploy leaves it out`,
         );
       }
-      if (key === "skills") refused(key, undefined, () => skillFiles(m, path.dirname(d.file)));
+      if (key === "skills") {
+        const problem = skillNameProblem(name, path.basename(path.dirname(d.file)));
+        if (problem) add("warning", key, `${path.relative(m.dir, d.file)}: ${problem}`);
+        refused(key, undefined, () => skillFiles(m, path.dirname(d.file)));
+      }
     }
     add("ok", key, `${docs.length} ${docs.length === 1 ? key.slice(0, -1) : key} in ${rel}`);
   }
   return findings;
+}
+
+/**
+ * Why a skill's name is not one hosts that follow the Agent Skills format take (lowercase letters,
+ * digits and single hyphens, at most 64 characters, the same as its folder's), or undefined. Pure.
+ */
+export function skillNameProblem(name: string, folder: string): string | undefined {
+  if (!/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(name) || name.length > 64) {
+    return `name ${
+      quote(name)
+    } is not a skill name (lowercase letters, digits and single hyphens, at most 64 characters): hosts may not load it; rename it and its folder`;
+  }
+  if (name !== folder) {
+    return `name ${quote(name)} differs from its folder ${
+      quote(folder)
+    }: hosts load a skill by its folder's name; make them the same`;
+  }
+  return undefined;
 }

@@ -285,6 +285,23 @@ describe("context, skills and roles", () => {
     assert.deepEqual(problems(f), []);
   });
 
+  it("a skill name hosts do not take, or one that is not its folder's, is a warning naming the file", () => {
+    const f = check(adapter({
+      ...healthyFiles,
+      "skills/bad name/SKILL.md": "---\nname: bad name\ndescription: d\n---\n",
+      "skills/Upper/SKILL.md": "---\nname: Upper\ndescription: d\n---\n",
+      "skills/folder/SKILL.md": "---\nname: other\ndescription: d\n---\n",
+    }, ["tools/hello.sh"]));
+    one(
+      f,
+      "warning",
+      /^skills\/bad name\/SKILL\.md: name 'bad name' is not a skill name \(lowercase letters/,
+    );
+    one(f, "warning", /^skills\/Upper\/SKILL\.md: name 'Upper' is not a skill name/);
+    one(f, "warning", /^skills\/folder\/SKILL\.md: name 'other' differs from its folder 'folder'/);
+    assert.deepEqual(problems(f), []);
+  });
+
   it("a role whose name no host can use as a file name is a warning (deploy leaves it out)", () => {
     const f = check(adapter({
       ...healthyFiles,
