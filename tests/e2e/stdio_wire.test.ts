@@ -6,7 +6,8 @@
  * real server-filesystem reading an 11 MB file) is capped at 2,000,000 characters and one over the
  * message limit becomes an error for that call, the upstream process untouched either way; an
  * upstream writing tens of MiB of stderr without a newline leaves hermit's memory flat and hermit
- * still ends when its host leaves.
+ * still ends when its host leaves. A host that closes hermit's stdout ends the session even with
+ * stdin open; a last request without a newline before stdin ends is answered.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -194,6 +195,41 @@ describe("stdio: invalid input gets JSON-RPC 2.0 answers and the session goes on
     s.send({ jsonrpc: "2.0", id: "ping", method: "ping" });
     assert.deepEqual((await s.answer("ping")).result, {});
     assert.equal(s.child.exitCode, null);
+  });
+});
+
+describe("stdio: the host's end of the pipes", () => {
+  const tmp = tempDir("hermit-wire-end-");
+  const reaper = new Reaper();
+  after(async () => {
+    await reaper.reap();
+    tmp.cleanup();
+  });
+
+  it("a host that closes hermit's stdout but keeps stdin open ends the session (the call in flight too)", async () => {
+    const s = new RawServe(commandAdapter(path.join(tmp.path, "a")));
+    reaper.track(s.child.pid);
+    await s.initialize();
+    s.send({ jsonrpc: "2.0", id: "slow", method: "tools/call", params: { name: "slow", arguments: {} } });
+    s.child.stdout!.destroy(); // the host stops reading; stdin stays open
+    s.send({ jsonrpc: "2.0", id: "ping", method: "ping" });
+    await waitFor(() => s.child.exitCode !== null || s.child.signalCode !== null || undefined, {
+      timeoutMs: 20_000,
+      what: () => `serve to end (stderr: ${s.stderr})`,
+    });
+    assert.equal(s.child.exitCode, 0, s.stderr);
+    assert.match(
+      s.stderr,
+      /the host closed hermit's stdout \((EPIPE|ERR_STREAM_DESTROYED)\): the session ends/,
+    );
+  });
+
+  it("a last request without a newline before stdin ends is answered", async () => {
+    const s = new RawServe(commandAdapter(path.join(tmp.path, "b")));
+    reaper.track(s.child.pid);
+    await s.initialize();
+    s.child.stdin!.end(JSON.stringify({ jsonrpc: "2.0", id: "last", method: "ping" }));
+    assert.deepEqual((await s.answer("last", 30_000)).result, {});
   });
 });
 
