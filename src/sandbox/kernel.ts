@@ -37,6 +37,7 @@ const ERRNO: Record<number, string> = {
 export const errnoName = (r: number) => ERRNO[-r] ?? `errno ${-r}`;
 
 const CLONE_NEWNS = 0x00020000;
+const CLONE_NEWIPC = 0x08000000;
 const CLONE_NEWUSER = 0x10000000;
 const CLONE_NEWNET = 0x40000000;
 const PR_SET_NO_NEW_PRIVS = 38;
@@ -71,7 +72,8 @@ export function installSeccomp(c: Libc, mode: SeccompNet): string | undefined {
 }
 
 /**
- * A new user namespace (the user's own uid and gid mapped) holding a new network namespace
+ * A new user namespace (the user's own uid and gid mapped) with its own IPC namespace (SysV shared
+ * memory, semaphores, message queues), holding a new network namespace
  * (`net`, its loopback brought up) and/or a mount namespace (`hide`: protected paths covered by
  * mounts, `hideByMounts`). The number of paths covered, or why there is no namespace.
  */
@@ -85,7 +87,11 @@ export function enterNamespaces(
   const uid = process.getuid!();
   const gid = process.getgid!();
   const mountNs = hide.length > 0 || layers.length > 0;
-  const r = c.call("unshare", CLONE_NEWUSER | (net ? CLONE_NEWNET : 0) | (mountNs ? CLONE_NEWNS : 0));
+  const flags = CLONE_NEWUSER | (net ? CLONE_NEWNET : 0) | (mountNs ? CLONE_NEWNS : 0);
+  // its own SysV IPC and POSIX queues too (other processes' shared memory is the user's, and
+  // writable); where the kernel refuses that, the namespace without it
+  let r = c.call("unshare", flags | CLONE_NEWIPC);
+  if (r < 0) r = c.call("unshare", flags);
   if (r < 0) return `the kernel refused one (${errnoName(r)})`;
   writeFileSync("/proc/self/setgroups", "deny");
   writeFileSync("/proc/self/uid_map", `${uid} ${uid} 1`);

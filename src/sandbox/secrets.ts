@@ -31,6 +31,8 @@ const HOME_SECRETS: [string, string][] = [
   [".docker/config.json", "container registry logins"],
   [".git-credentials", "git credential store"],
   [".netrc", "netrc logins"],
+  [".Xauthority", "X11 login cookie (with it, the X server takes keystrokes)"],
+  [".ICEauthority", "X session manager cookie"],
   ["_netrc", "netrc logins"],
   [".pgpass", "PostgreSQL passwords"],
   [".my.cnf", "MySQL passwords"],
@@ -214,6 +216,7 @@ const ENV_SECRETS: [string, string][] = [
   ["AZURE_CONFIG_DIR", "Azure CLI tokens"],
   ["GH_CONFIG_DIR", "GitHub CLI token"],
   ["HISTFILE", "shell history"],
+  ["XAUTHORITY", "X11 login cookie (with it, the X server takes keystrokes)"],
 ];
 
 export function defaultSecrets(

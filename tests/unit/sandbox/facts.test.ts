@@ -14,6 +14,13 @@ import { tempDir } from "../../helpers/tmp.ts";
 describe("default secrets", () => {
   const linux = defaultSecrets("linux", "/home/u", {}).map((s) => s.path);
 
+  it("follow XAUTHORITY to the X11 cookie wherever it is", () => {
+    const at = defaultSecrets("linux", "/home/u", { XAUTHORITY: "/run/user/1000/xauth_AbC" }).map((s) =>
+      s.path
+    );
+    assert.ok(at.includes("/run/user/1000/xauth_AbC"));
+  });
+
   it("cover what credential stealers go for", () => {
     for (
       const p of [
@@ -33,6 +40,8 @@ describe("default secrets", () => {
         "/home/u/.bash_history",
         "/home/u/.zsh_history",
         "/home/u/.local/share/keyrings",
+        "/home/u/.Xauthority",
+        "/home/u/.ICEauthority",
         "/etc/shadow",
         "/etc/ssh/ssh_host_*",
       ]
