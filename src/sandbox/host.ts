@@ -9,6 +9,7 @@
  */
 import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
+import process from "node:process";
 import { log } from "../log.ts";
 import type { InterpolationContext } from "../manifest/interpolate.ts";
 import type { CommandTool, Manifest, Upstream } from "../manifest/types.ts";
@@ -136,6 +137,7 @@ export class SandboxHost {
       tmpDir,
       servedAdapters: this.#servedDirs(),
       hermitSecrets: this.#hermitSecrets,
+      uid: process.getuid?.(),
       requireAll: this.#opts.env.HERMIT_SANDBOX === "require",
       npmrc: this.#npmrc(childEnv),
       ...repositoryFacts(this.#opts.interpolation.workspaceFolder),

@@ -72,6 +72,11 @@ export interface FsRule {
   soft?: boolean;
   /** A soft rule left writable without a word (what a host or git runs from the workspace). */
   quiet?: boolean;
+  /**
+   * Holds an agent's socket (ssh-agent, gpg-agent), which Landlock does not close (it does not
+   * govern connecting to a socket): hidden by a mount wherever a mount namespace can be made.
+   */
+  socket?: boolean;
 }
 
 export interface Entry {

@@ -115,7 +115,9 @@ export function coveredByWrite(rules: readonly FsRule[]): FsRule[] {
     rules.some((q) =>
       q.path.startsWith(r.path + "/") && (r.level === "deny" ? q.level !== "deny" : q.level === "write")
     );
-  return rules.filter((r) => r.level !== "write" && nearest(r.path) === "write" && !reopened(r));
+  return rules.filter((r) =>
+    r.level !== "write" && (nearest(r.path) === "write" || (r.socket && r.level === "deny")) && !reopened(r)
+  );
 }
 
 /**

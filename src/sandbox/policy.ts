@@ -20,7 +20,7 @@ import { interpolateString, type InterpolationContext } from "../manifest/interp
 import type { Destination, SandboxSettings, Trust } from "../manifest/types.ts";
 import type { FsRule, Level } from "./landlock.ts";
 import { runsLaterPaths } from "./runs_later.ts";
-import { defaultSecrets } from "./secrets.ts";
+import { agentSockets, defaultSecrets } from "./secrets.ts";
 
 /**
  * The files that decide an adapter's confinement, read-only to what it starts (with the manifest
@@ -46,6 +46,8 @@ export interface PolicyContext {
   servedAdapters: readonly string[];
   /** Files no entry may read, besides the defaults: the service's `--token-file`. */
   hermitSecrets?: readonly string[];
+  /** hermit's uid (where the user's runtime directory, `/run/user/UID`, holds agents' sockets). */
+  uid?: number;
   /** `HERMIT_SANDBOX=require`. */
   requireAll: boolean;
   /** The text of the user's npm config (`~/.npmrc`), where a `cache=` line may move npm's cache. */
@@ -215,6 +217,8 @@ export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
   };
   put("/", "read", false);
   for (const secret of defaultSecrets(ctx.platform, ctx.home, ctx.env)) put(secret.path, "deny", false);
+  const sockets = agentSockets(ctx.platform, ctx.home, ctx.env, ctx.uid).map((s) => s.path);
+  for (const s of sockets) put(s, "deny", false);
   put(ctx.stateDir, "deny", false);
   for (const dir of new Set([ctx.adapterDir, ...ctx.servedAdapters])) {
     put(path.posix.join(dir, ".serve"), "deny", false);
@@ -257,6 +261,7 @@ export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
       path: p,
       level: r.level,
       ...(!r.declared && policyFiles.includes(p) ? { soft: true } : {}),
+      ...(r.level === "deny" && sockets.includes(p) ? { socket: true } : {}),
       ...(!r.declared && r.level === "read" && runsLater.includes(p) && !policyFiles.includes(p)
         ? { soft: true, quiet: true }
         : {}),

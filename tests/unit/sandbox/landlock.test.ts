@@ -265,6 +265,15 @@ describe("which protected paths a mount covers", () => {
     assert.deepEqual(coveredByWrite(rules), [rules[2]]);
   });
 
+  it("an agent's socket is covered by a mount wherever it is (Landlock does not govern connect)", () => {
+    const rules: FsRule[] = [
+      { path: "/", level: "read" },
+      { path: "/tmp/ssh-abc", level: "deny", socket: true },
+      { path: "/home/u/.aws", level: "deny" },
+    ];
+    assert.deepEqual(coveredByWrite(rules), [rules[1]]);
+  });
+
   it("the directories between a read-only path and the writable one it lies in are pinned, outermost first", () => {
     const rules: FsRule[] = [
       { path: "/", level: "read" },

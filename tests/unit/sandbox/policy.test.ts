@@ -254,3 +254,54 @@ describe("package caches", () => {
     ]);
   });
 });
+
+describe("resolvePolicy: agents' sockets", () => {
+  const withAgent: PolicyContext = {
+    ...ctx,
+    env: { HOME: "/home/u", SSH_AUTH_SOCK: "/tmp/ssh-abc/agent.42", XDG_RUNTIME_DIR: "/run/user/1000" },
+    interpolation: { ...ctx.interpolation, env: { SSH_AUTH_SOCK: "/tmp/ssh-abc/agent.42" } },
+    uid: 1000,
+  };
+  const sockets = (fs: { path: string; level: Level; socket?: boolean }[]) =>
+    fs.filter((r) => r.socket).map((r) => r.path).sort();
+
+  it("are denied and marked to be hidden by a mount, for every kind of entry", () => {
+    for (const trust of ["full", "untrusted"] as const) {
+      const p = resolvePolicy(
+        { label: "mcp_servers.s", kind: "server", trust, settings: settings() },
+        withAgent,
+      );
+      assert.deepEqual(sockets(p.fs), [
+        "/home/u/.1password",
+        "/home/u/.gnupg",
+        "/home/u/.ssh",
+        "/run/user/1000/gcr",
+        "/run/user/1000/gnupg",
+        "/run/user/1000/keyring",
+        "/run/user/1000/openssh_agent",
+        "/run/user/1000/ssh-agent.socket",
+        "/tmp/ssh-*",
+        "/tmp/ssh-abc/agent.42",
+      ]);
+    }
+  });
+
+  it("a declared read: line re-opens one (a git server that pushes over SSH)", () => {
+    const p = resolvePolicy({
+      label: "tools.git",
+      kind: "tool",
+      trust: "full",
+      settings: settings({ read: ["${env:SSH_AUTH_SOCK}"] }),
+    }, withAgent);
+    assert.equal(levelAt(p.fs, "/tmp/ssh-abc/agent.42"), "read");
+    assert.ok(!sockets(p.fs).includes("/tmp/ssh-abc/agent.42"));
+  });
+
+  it("not on macOS (Seatbelt's profile is another matter)", () => {
+    const p = resolvePolicy(
+      { label: "tools.t", kind: "tool", trust: "full", settings: settings() },
+      { ...withAgent, platform: "darwin" },
+    );
+    assert.deepEqual(sockets(p.fs), []);
+  });
+});
