@@ -209,10 +209,15 @@ export function runLauncher(argv: string[]): number {
     if (typeof r === "string") report.caps.why.landlock = r;
     else Object.assign(report, r, { caps: { ...report.caps, landlockAbi: abi } });
   }
-  const needSeccomp = plan.network.mode === "allow" || (wantNet && !report.caps.namespace);
-  if (needSeccomp) {
-    const why = installSeccomp(c, plan.network.mode === "allow" ? "tcp-only" : "none");
-    if (why) report.caps.why.seccomp = why;
+  // always the keyring block; the network's checks where a list or a cut network needs them
+  const seccompNet = plan.network.mode === "allow"
+    ? "tcp-only"
+    : wantNet && !report.caps.namespace
+    ? "none"
+    : "all";
+  const seccompWhy = installSeccomp(c, seccompNet);
+  if (seccompNet !== "all") {
+    if (seccompWhy) report.caps.why.seccomp = seccompWhy;
     else report.caps.seccomp = true;
   }
   return finish(c, plan, report, target, [target, ...rest]);

@@ -1,7 +1,13 @@
 /**
- * The seccomp filter the launcher installs where no network namespace can be had: a small
- * classic-BPF program over `struct seccomp_data`, built purely as bytes.
+ * The seccomp filter the launcher installs for every entry: a small classic-BPF program over
+ * `struct seccomp_data`, built purely as bytes.
  *
+ * - always, the kernel's key management (`keyctl`, `add_key`, `request_key`): refused with ENOSYS,
+ *   as on a kernel without keyrings (programs fall back to files). An entry would otherwise read
+ *   and change the keys of the user's session and user keyrings, and Kerberos tickets kept in
+ *   `KEYRING:persistent`;
+ *
+ * and where its network is cut or listed (`none`, `tcp-only`; for `all` nothing more):
  * - any architecture but the native one (32-bit compat calls) and, on x86_64, the x32 ABI: the
  *   process is killed (the filter only knows native syscall numbers);
  * - `io_uring_setup`: refused (io_uring can open sockets without the socket syscall);
@@ -16,12 +22,30 @@
  *
  * Refused calls fail with EPERM. Everything else is allowed.
  */
-export type SeccompNet = "none" | "tcp-only";
+export type SeccompNet = "none" | "tcp-only" | "all";
 
 const AUDIT_ARCH = { x64: 0xc000003e, arm64: 0xc00000b7 } as const;
 const NR = {
-  x64: { socket: 41, sendto: 44, sendmsg: 46, listen: 50, sendmmsg: 307 },
-  arm64: { socket: 198, listen: 201, sendto: 206, sendmsg: 211, sendmmsg: 269 },
+  x64: {
+    socket: 41,
+    sendto: 44,
+    sendmsg: 46,
+    listen: 50,
+    sendmmsg: 307,
+    add_key: 248,
+    request_key: 249,
+    keyctl: 250,
+  },
+  arm64: {
+    socket: 198,
+    listen: 201,
+    sendto: 206,
+    sendmsg: 211,
+    sendmmsg: 269,
+    add_key: 217,
+    request_key: 218,
+    keyctl: 219,
+  },
 } as const;
 const IO_URING_SETUP = 425;
 const X32_SYSCALL_BIT = 0x40000000;
@@ -32,6 +56,7 @@ const SOCK_TYPE_MASK = 0xf;
 const IPPROTO_TCP = 6;
 const MSG_FASTOPEN = 0x20000000;
 const EPERM = 1;
+const ENOSYS = 38;
 
 // BPF opcodes
 const LD_W_ABS = 0x20;
@@ -42,6 +67,7 @@ const AND_K = 0x54;
 const RET_K = 0x06;
 const RET_ALLOW = 0x7fff0000;
 const RET_ERRNO = 0x00050000 | EPERM;
+const RET_ENOSYS = 0x00050000 | ENOSYS;
 const RET_KILL_PROCESS = 0x80000000;
 
 // offsets in struct seccomp_data (little endian: the low word of each 64-bit argument first)
@@ -50,7 +76,7 @@ const OFF_ARCH = 4;
 const arg = (i: number) => 16 + 8 * i;
 
 /** A jump target: the next instruction, or a label (the exits are labels too). */
-type To = "next" | "errno" | "allow" | "kill" | "socket" | "inet" | "flags2" | "flags3";
+type To = "next" | "errno" | "enosys" | "allow" | "kill" | "socket" | "inet" | "flags2" | "flags3";
 
 interface Step {
   code: number;
@@ -59,19 +85,14 @@ interface Step {
   jf: To;
 }
 
-/** The filter as `struct sock_filter[]` bytes (8 per instruction). */
-export function seccompFilter(arch: "x64" | "arm64", net: SeccompNet): Uint8Array {
-  const steps: Step[] = [];
-  const at = new Map<To, number>();
-  const op = (code: number, k: number) => steps.push({ code, k, jt: "next", jf: "next" });
-  const jump = (code: number, k: number, jt: To, jf: To) => steps.push({ code, k, jt, jf });
-  const label = (name: To) => at.set(name, steps.length);
-  const nr = NR[arch];
-
-  op(LD_W_ABS, OFF_ARCH);
-  jump(JEQ_K, AUDIT_ARCH[arch], "next", "kill");
-  op(LD_W_ABS, OFF_NR);
-  if (arch === "x64") jump(JGE_K, X32_SYSCALL_BIT, "kill", "next");
+/** The checks of a cut (`none`) or listed (`tcp-only`) network, after the call's number is loaded. */
+function networkChecks(
+  net: "none" | "tcp-only",
+  nr: typeof NR[keyof typeof NR],
+  op: (code: number, k: number) => void,
+  jump: (code: number, k: number, jt: To, jf: To) => void,
+  label: (name: To) => void,
+): void {
   jump(JEQ_K, IO_URING_SETUP, "errno", "next");
   if (net === "none") jump(JEQ_K, nr.socket, "socket", "allow");
   else {
@@ -86,25 +107,49 @@ export function seccompFilter(arch: "x64" | "arm64", net: SeccompNet): Uint8Arra
   if (net === "none") {
     jump(JEQ_K, AF_INET, "errno", "next");
     jump(JEQ_K, AF_INET6, "errno", "allow");
-  } else {
-    // not inet: allow; inet: only SOCK_STREAM with protocol 0 or TCP
-    jump(JEQ_K, AF_INET, "inet", "next");
-    jump(JEQ_K, AF_INET6, "inet", "allow");
-    label("inet");
-    op(LD_W_ABS, arg(1));
-    op(AND_K, SOCK_TYPE_MASK);
-    jump(JEQ_K, SOCK_STREAM, "next", "errno");
-    op(LD_W_ABS, arg(2));
-    jump(JEQ_K, 0, "allow", "next");
-    jump(JEQ_K, IPPROTO_TCP, "allow", "errno");
-    // the send calls' flags: sendto's and sendmmsg's fourth argument, sendmsg's third
-    label("flags3");
-    op(LD_W_ABS, arg(3));
-    jump(JSET_K, MSG_FASTOPEN, "errno", "allow");
-    label("flags2");
-    op(LD_W_ABS, arg(2));
-    jump(JSET_K, MSG_FASTOPEN, "errno", "allow");
+    return;
   }
+  // not inet: allow; inet: only SOCK_STREAM with protocol 0 or TCP
+  jump(JEQ_K, AF_INET, "inet", "next");
+  jump(JEQ_K, AF_INET6, "inet", "allow");
+  label("inet");
+  op(LD_W_ABS, arg(1));
+  op(AND_K, SOCK_TYPE_MASK);
+  jump(JEQ_K, SOCK_STREAM, "next", "errno");
+  op(LD_W_ABS, arg(2));
+  jump(JEQ_K, 0, "allow", "next");
+  jump(JEQ_K, IPPROTO_TCP, "allow", "errno");
+  // the send calls' flags: sendto's and sendmmsg's fourth argument, sendmsg's third
+  label("flags3");
+  op(LD_W_ABS, arg(3));
+  jump(JSET_K, MSG_FASTOPEN, "errno", "allow");
+  label("flags2");
+  op(LD_W_ABS, arg(2));
+  jump(JSET_K, MSG_FASTOPEN, "errno", "allow");
+}
+
+/** The filter as `struct sock_filter[]` bytes (8 per instruction). */
+export function seccompFilter(arch: "x64" | "arm64", net: SeccompNet): Uint8Array {
+  const steps: Step[] = [];
+  const at = new Map<To, number>();
+  const op = (code: number, k: number) => steps.push({ code, k, jt: "next", jf: "next" });
+  const jump = (code: number, k: number, jt: To, jf: To) => steps.push({ code, k, jt, jf });
+  const label = (name: To) => at.set(name, steps.length);
+  const nr = NR[arch];
+
+  // with the network open, another architecture's calls are let through (a 32-bit program still
+  // runs); where it is cut they would get round the socket checks, so they kill the process
+  const foreign: To = net === "all" ? "allow" : "kill";
+  op(LD_W_ABS, OFF_ARCH);
+  jump(JEQ_K, AUDIT_ARCH[arch], "next", foreign);
+  op(LD_W_ABS, OFF_NR);
+  if (arch === "x64") jump(JGE_K, X32_SYSCALL_BIT, foreign, "next");
+  jump(JEQ_K, nr.keyctl, "enosys", "next");
+  jump(JEQ_K, nr.add_key, "enosys", "next");
+  jump(JEQ_K, nr.request_key, "enosys", net === "all" ? "allow" : "next");
+  if (net !== "all") networkChecks(net, nr, op, jump, label);
+  label("enosys");
+  op(RET_K, RET_ENOSYS);
   label("errno");
   op(RET_K, RET_ERRNO);
   label("allow");
@@ -134,7 +179,7 @@ export function seccompFilter(arch: "x64" | "arm64", net: SeccompNet): Uint8Arra
 export function runFilter(
   filter: Uint8Array,
   call: { arch: number; nr: number; args?: number[] },
-): "allow" | "errno" | "kill" {
+): "allow" | "errno" | "enosys" | "kill" {
   const view = new DataView(filter.buffer, filter.byteOffset, filter.byteLength);
   const data = (off: number): number => {
     if (off === OFF_NR) return call.nr >>> 0;
@@ -159,8 +204,9 @@ export function runFilter(
     } else if (code === JSET_K) {
       pc += 1 + ((acc & k) !== 0 ? jt : jf);
       continue;
-    } else if (code === RET_K) return k === RET_ALLOW ? "allow" : k === RET_ERRNO ? "errno" : "kill";
-    else throw new Error(`unknown BPF opcode ${code}`);
+    } else if (code === RET_K) {
+      return k === RET_ALLOW ? "allow" : k === RET_ERRNO ? "errno" : k === RET_ENOSYS ? "enosys" : "kill";
+    } else throw new Error(`unknown BPF opcode ${code}`);
     pc++;
   }
   throw new Error("the filter fell off its end");

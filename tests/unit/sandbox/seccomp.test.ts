@@ -84,6 +84,24 @@ for (const arch of ["x64", "arm64"] as const) {
       assert.equal(runFilter(none, call(listen, [3, 128])), "allow");
     });
 
+    it("refuses the kernel's key management with ENOSYS on every network (the user's keyrings)", () => {
+      const keys = arch === "x64" ? [248, 249, 250] : [217, 218, 219]; // add_key, request_key, keyctl
+      for (const f of [none, tcp, seccompFilter(arch, "all")]) {
+        for (const nr of keys) assert.equal(runFilter(f, call(nr, [0])), "enosys", `nr ${nr}`);
+      }
+    });
+
+    it("with the network open, checks nothing else: sockets, io_uring, another architecture pass", () => {
+      const all = seccompFilter(arch, "all");
+      const other = arch === "x64" ? 0x40000003 /* i386 */ : 0x40000028 /* arm */;
+      assert.equal(runFilter(all, call(socket, [SECCOMP.AF_INET, SOCK_DGRAM])), "allow");
+      assert.equal(runFilter(all, call(SECCOMP.IO_URING_SETUP, [8, 0])), "allow");
+      assert.equal(runFilter(all, call(0, [], other)), "allow");
+      for (const nr of [0, 1, 3, 59, 221, 257, 435]) {
+        assert.equal(runFilter(all, call(nr)), "allow", `nr ${nr}`);
+      }
+    });
+
     it("refuses io_uring (it opens sockets without the socket call)", () => {
       for (const f of [none, tcp]) assert.equal(runFilter(f, call(SECCOMP.IO_URING_SETUP, [8, 0])), "errno");
     });
