@@ -7,14 +7,20 @@
 import process from "node:process";
 import type { AddressInfo } from "node:net";
 
+/**
+ * Where an answer came from: the loopback callback (anyone on this machine, or any web page, can
+ * send one), a pasted address or query string, or a pasted bare code (which has no `state`).
+ */
+export type AnswerOrigin = "callback" | "pasted-address" | "pasted-code";
+
 /** `iss`: the authorization server that answered, when it says (RFC 9207). */
 export type AuthAnswer =
-  | { kind: "code"; code: string; state?: string; iss?: string }
-  | { kind: "error"; error: string; description?: string; state?: string; iss?: string };
+  & { origin: AnswerOrigin; state?: string; iss?: string }
+  & ({ kind: "code"; code: string } | { kind: "error"; error: string; description?: string });
 
-export function answerFromParams(p: URLSearchParams): AuthAnswer | undefined {
+export function answerFromParams(p: URLSearchParams, origin: AnswerOrigin): AuthAnswer | undefined {
   const extra = JSON.parse(
-    JSON.stringify({ state: p.get("state") ?? undefined, iss: p.get("iss") ?? undefined }),
+    JSON.stringify({ origin, state: p.get("state") ?? undefined, iss: p.get("iss") ?? undefined }),
   );
   const error = p.get("error");
   if (error) return { kind: "error", error, description: p.get("error_description") ?? undefined, ...extra };
@@ -29,15 +35,15 @@ export function parsePasted(line: string): AuthAnswer | "cancel" | undefined {
   if (/^(q|quit|cancel|skip)$/i.test(t)) return "cancel";
   if (/^https?:\/\//i.test(t)) {
     try {
-      return answerFromParams(new URL(t).searchParams);
+      return answerFromParams(new URL(t).searchParams, "pasted-address");
     } catch {
       return undefined;
     }
   }
   if (/(^|[?&])(code|error)=/.test(t)) {
-    return answerFromParams(new URLSearchParams(t.replace(/^[^?]*\?/, "")));
+    return answerFromParams(new URLSearchParams(t.replace(/^[^?]*\?/, "")), "pasted-address");
   }
-  return /^[\x21-\x7e]+$/.test(t) ? { kind: "code", code: t } : undefined;
+  return /^[\x21-\x7e]+$/.test(t) ? { kind: "code", code: t, origin: "pasted-code" } : undefined;
 }
 
 export interface CallbackServer {
@@ -52,7 +58,7 @@ const page = (title: string, text: string) =>
 
 /**
  * Listen on 127.0.0.1:`port` (0: any free port) for `GET /callback?code=…&state=…`. Each answer
- * goes to `onAnswer`, which says whether it was taken (a foreign `state` is not). `close()` lets
+ * goes to `onAnswer`, which says whether it was taken (one without this login's `state` is not). `close()` lets
  * the pages already answered reach the browser first (node:http, which Deno and Bun both run,
  * says when a response is written; the platform's web server does not).
  */
@@ -71,7 +77,7 @@ export async function startCallbackServer(
     };
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     if (req.method !== "GET" || url.pathname !== "/callback") return send(404, "Not found", "Nothing here.");
-    const answer = answerFromParams(url.searchParams);
+    const answer = answerFromParams(url.searchParams, "callback");
     if (!answer) return send(400, "Nothing to do", "This address carries no authorization code.");
     const { taken, message } = onAnswer(answer);
     send(taken ? 200 : 400, taken ? "Back to the terminal" : "Not used", message);

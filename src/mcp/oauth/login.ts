@@ -18,7 +18,9 @@ import { VERSION } from "../../version.ts";
 import { describeFailure } from "../upstream_client.ts";
 import { buildTransport, UpstreamRefused } from "../upstream_transport.ts";
 import { type AuthAnswer, type CallbackServer, parsePasted, startCallbackServer } from "./callback.ts";
-import { resolveOAuth, sameIssuer } from "./client.ts";
+import { judgeAnswer, type Verdict } from "./answer.ts";
+import { resolveOAuth } from "./client.ts";
+import { UnsafeAuthorizationServer } from "./discovery.ts";
 import { LoginOAuthProvider } from "./login_provider.ts";
 import { type OAuthStore, oauthStoreFor } from "./store.ts";
 
@@ -137,19 +139,15 @@ export async function login(
   const ref: { provider?: LoginOAuthProvider } = {}; // the callback server starts before the provider
   let deliver: (a: AuthAnswer | "cancel" | "timeout") => void = () => {};
   const answered = new Promise<AuthAnswer | "cancel" | "timeout">((r) => (deliver = r));
-  const accept = (a: AuthAnswer): { taken: boolean; message: string } => {
-    const provider = ref.provider;
-    if (!provider?.authorizationUrl || (a.state !== undefined && a.state !== provider.expectedState)) {
-      return { taken: false, message: "This answer belongs to another login attempt; it was not used." };
+  let taken = false; // the first answer judgeAnswer takes is the one used
+  const accept = (a: AuthAnswer): Verdict => {
+    const p = ref.provider;
+    const verdict = judgeAnswer(a, p?.authorizationUrl ? p : undefined, taken);
+    if (verdict.taken) {
+      taken = true;
+      deliver(a);
     }
-    if (a.iss !== undefined && provider.issuer !== undefined && !sameIssuer(a.iss, provider.issuer)) {
-      return {
-        taken: false,
-        message: `This answer comes from ${a.iss}, not ${provider.issuer}; it was not used.`,
-      };
-    }
-    deliver(a);
-    return { taken: true, message: "hermit received the answer; the terminal says how the login went." };
+    return verdict;
   };
 
   const callback = await listen(oauth.redirectPort, previousPort(store), accept);
@@ -192,6 +190,7 @@ export async function login(
       return { status: "not-needed", tools, dir: store.dir };
     } catch (err) {
       contacting?.done();
+      if (err instanceof UnsafeAuthorizationServer) throw new HermitError(`${where}: ${err.message}`);
       if (!p.authorizationUrl) {
         const why = describeFailure(err, { stderrTail: [], oauth: true });
         const hint = p.needsOwnClient

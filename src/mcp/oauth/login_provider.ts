@@ -14,6 +14,7 @@ import type {
   OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { clientMetadataFor, configuredClient, type OAuthSettings } from "./client.ts";
+import { verifyDiscovery } from "./discovery.ts";
 import type { OAuthStore } from "./store.ts";
 import { toRecord } from "./store.ts";
 
@@ -30,8 +31,10 @@ export class LoginOAuthProvider implements OAuthClientProvider {
   authorizationUrl: URL | undefined;
   /** The `state` every answer must carry back (CSRF). */
   readonly expectedState = randomBytes(16).toString("base64url");
-  /** The authorization server's issuer, from discovery: an answer naming another is refused (RFC 9207). */
+  /** The authorization server's verified issuer: an answer naming another is refused (RFC 9207). */
   issuer: string | undefined;
+  /** Its metadata promises `iss` on every answer: an answer without one is refused (RFC 9207 §2.4). */
+  issRequired = false;
   readonly #o: LoginProviderOptions;
   #client: OAuthClientInformationMixed | undefined;
   #tokens: OAuthTokens | undefined;
@@ -84,8 +87,11 @@ export class LoginOAuthProvider implements OAuthClientProvider {
     this.#tokens = tokens;
   }
 
+  /** Refuses (throws) an authorization server discovery.ts does not trust, before anything is sent to it. */
   saveDiscoveryState(state: OAuthDiscoveryState): void {
-    this.issuer = state.authorizationServerMetadata?.issuer ?? state.authorizationServerUrl;
+    const verified = verifyDiscovery(state, "not logging in");
+    this.issuer = verified.issuer;
+    this.issRequired = verified.issRequired;
     this.#noRegistration = state.authorizationServerMetadata !== undefined &&
       !state.authorizationServerMetadata.registration_endpoint;
   }

@@ -25,6 +25,7 @@ import {
   resolveOAuth,
   sameIssuer,
 } from "./client.ts";
+import { verifyDiscovery } from "./discovery.ts";
 import { NeedsLogin, RefreshUnavailable } from "./errors.ts";
 import { RefreshGuard, type SharedLogin } from "./refresh_guard.ts";
 import { fromRecord, type OAuthStore, oauthStoreFor, toRecord } from "./store.ts";
@@ -157,9 +158,11 @@ export class RuntimeOAuthProvider implements OAuthClientProvider, SharedLogin {
     return this.#verifier;
   }
 
+  /** Refuses (throws) an authorization server discovery.ts does not trust: no refresh token goes to it. */
   saveDiscoveryState(state: OAuthDiscoveryState): void {
-    this.#issuer = state.authorizationServerUrl;
     this.guard.transientFailure = undefined; // a new auth pass begins
+    this.#issuer = undefined; // until this pass's authorization server is verified
+    this.#issuer = verifyDiscovery(state, "the stored login is not sent to it").issuer;
   }
 
   /** The SDK asks to forget credentials the server refused; hermit keeps the files (see above). */

@@ -22,12 +22,19 @@ const MCP = "https://mcp.example/mcp";
 
 describe("parsePasted", () => {
   it("takes the address the browser ended on, a query string, or the bare code", () => {
+    const pasted = "pasted-address";
     assert.deepEqual(parsePasted("http://127.0.0.1:4567/callback?code=abc&state=s1\n"), {
       kind: "code",
       code: "abc",
       state: "s1",
+      origin: pasted,
     });
-    assert.deepEqual(parsePasted("  ?code=abc&state=s1 "), { kind: "code", code: "abc", state: "s1" });
+    assert.deepEqual(parsePasted("  ?code=abc&state=s1 "), {
+      kind: "code",
+      code: "abc",
+      state: "s1",
+      origin: pasted,
+    });
     assert.deepEqual(
       parsePasted("http://127.0.0.1:1/callback?code=abc&state=s1&iss=https%3A%2F%2Fas.example%2F"),
       {
@@ -35,15 +42,20 @@ describe("parsePasted", () => {
         code: "abc",
         state: "s1",
         iss: "https://as.example/",
+        origin: pasted,
       },
     );
-    assert.deepEqual(parsePasted("/callback?code=abc"), { kind: "code", code: "abc" });
-    assert.deepEqual(parsePasted("AbC-123_x.y~z"), { kind: "code", code: "AbC-123_x.y~z" });
+    assert.deepEqual(parsePasted("/callback?code=abc"), { kind: "code", code: "abc", origin: pasted });
+    assert.deepEqual(parsePasted("AbC-123_x.y~z"), {
+      kind: "code",
+      code: "AbC-123_x.y~z",
+      origin: "pasted-code",
+    });
   });
   it("reports an error answer, a cancel, and nothing usable", () => {
     assert.deepEqual(
       parsePasted("http://127.0.0.1:1/callback?error=access_denied&error_description=no&state=s"),
-      { kind: "error", error: "access_denied", description: "no", state: "s" },
+      { kind: "error", error: "access_denied", description: "no", state: "s", origin: "pasted-address" },
     );
     for (const q of ["q", "quit", "CANCEL", "skip"]) assert.equal(parsePasted(q), "cancel");
     for (const junk of ["", "   ", "two words", "http://127.0.0.1:1/callback?foo=bar", "http://[bad"]) {

@@ -1,0 +1,76 @@
+/**
+ * What hermit checks of the authorization server discovery found before sending it anything (a
+ * code, a PKCE verifier, a refresh token). Its metadata must name as `issuer` the URL it was
+ * discovered at (RFC 8414 §3.3; the SDK does not check): that verified issuer is what an answer's
+ * `iss` is compared with (RFC 9207). The issuer and the endpoints hermit uses must be https, or
+ * http on loopback (127.0.0.0/8, ::1, localhost) — an http endpoint only for a loopback issuer
+ * (OAuth 2.1 §1.5, the MCP authorization spec). An https endpoint may be on another origin than
+ * the issuer: the verified issuer vouches for it over https, and real providers do this (Google's
+ * token endpoint is on oauth2.googleapis.com, Cognito's endpoints on amazoncognito.com).
+ */
+import type { OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
+import { sameIssuer } from "./client.ts";
+
+/** The authorization server discovery found is not one hermit sends credentials to. */
+export class UnsafeAuthorizationServer extends Error {
+  override name = "UnsafeAuthorizationServer";
+}
+
+export interface VerifiedServer {
+  /** The issuer, verified against the URL it was discovered at. */
+  issuer: string;
+  /** Its metadata promises an `iss` on every authorization response (RFC 9207 §2.4). */
+  issRequired: boolean;
+}
+
+/** 127.0.0.0/8, ::1 or localhost. */
+export function isLoopback(url: URL): boolean {
+  const h = url.hostname;
+  return h === "localhost" || h === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+function parse(url: string): URL | undefined {
+  try {
+    return new URL(url);
+  } catch {
+    return undefined;
+  }
+}
+
+const ENDPOINTS = ["authorization_endpoint", "token_endpoint", "registration_endpoint"] as const;
+
+/**
+ * The issuer of the authorization server in `state`, once it passes the checks above; otherwise
+ * an `UnsafeAuthorizationServer` whose one line ends with `consequence` ("not logging in").
+ */
+export function verifyDiscovery(state: OAuthDiscoveryState, consequence: string): VerifiedServer {
+  const at = state.authorizationServerUrl;
+  const refuse = (what: string) => new UnsafeAuthorizationServer(`${what}; ${consequence}`);
+  const base = parse(at);
+  if (!base || (base.protocol !== "https:" && !(base.protocol === "http:" && isLoopback(base)))) {
+    throw refuse(`the authorization server ${at} is not https (OAuth requires https except on loopback)`);
+  }
+  const meta = state.authorizationServerMetadata;
+  if (!meta) return { issuer: at, issRequired: false }; // the SDK then uses /authorize, /token, /register on it
+  if (typeof meta.issuer !== "string" || !sameIssuer(meta.issuer, at)) {
+    throw refuse(
+      `the authorization server at ${at} says its issuer is ${meta.issuer} (RFC 8414 requires them to match)`,
+    );
+  }
+  for (const name of ENDPOINTS) {
+    const value = (meta as Record<string, unknown>)[name];
+    if (value === undefined) continue;
+    const url = parse(String(value));
+    const ok = url?.protocol === "https:" ||
+      (url?.protocol === "http:" && isLoopback(url) && isLoopback(base));
+    if (!ok) {
+      throw refuse(
+        `the authorization server ${meta.issuer} has its ${name} at ${value}, which is not https ` +
+          "(OAuth requires https except on loopback)",
+      );
+    }
+  }
+  const issRequired =
+    (meta as Record<string, unknown>).authorization_response_iss_parameter_supported === true;
+  return { issuer: meta.issuer, issRequired };
+}
