@@ -4,7 +4,8 @@
  * descriptions as literal blocks, so a changed sentence is a changed line in `git diff`; hidden
  * Unicode written as `\u` escapes, never invisibly). Reading validates the shape and that every
  * entry's hash matches its definition (a hand-edited definition is an invalid lock, not a
- * silently different one). Depends on `yaml` only: the lean relay can load it.
+ * silently different one) and that a package is one exact version of a registry name; it is read
+ * capped, from a regular file only. Depends on `yaml` only: the lean relay can load it.
  */
 import { statSync } from "node:fs";
 import path from "node:path";

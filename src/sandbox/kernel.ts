@@ -73,9 +73,9 @@ export function installSeccomp(c: Libc, mode: SeccompNet): string | undefined {
 
 /**
  * A new user namespace (the user's own uid and gid mapped) with its own IPC namespace (SysV shared
- * memory, semaphores, message queues), holding a new network namespace
- * (`net`, its loopback brought up) and/or a mount namespace (`hide`: protected paths covered by
- * mounts, `hideByMounts`). The number of paths covered, or why there is no namespace.
+ * memory, semaphores, message queues) and mount namespace (a `/dev/shm` of its own; `hide`:
+ * protected paths covered by mounts, `hideByMounts`), and, with `net`, a new network namespace
+ * (its loopback brought up). The number of paths covered, or why there is no namespace.
  */
 export function enterNamespaces(
   c: Libc,
@@ -86,8 +86,7 @@ export function enterNamespaces(
 ): { mounts: number; layers: number } | string {
   const uid = process.getuid!();
   const gid = process.getgid!();
-  const mountNs = hide.length > 0 || layers.length > 0;
-  const flags = CLONE_NEWUSER | (net ? CLONE_NEWNET : 0) | (mountNs ? CLONE_NEWNS : 0);
+  const flags = CLONE_NEWUSER | CLONE_NEWNS | (net ? CLONE_NEWNET : 0);
   // its own SysV IPC and POSIX queues too (other processes' shared memory is the user's, and
   // writable); where the kernel refuses that, the namespace without it
   let r = c.call("unshare", flags | CLONE_NEWIPC);
@@ -97,8 +96,20 @@ export function enterNamespaces(
   writeFileSync("/proc/self/uid_map", `${uid} ${uid} 1`);
   writeFileSync("/proc/self/gid_map", `${gid} ${gid} 1`);
   if (net) loopbackUp(c);
-  if (mountNs) {
-    c.call("mount", c.address(cString("none")), c.address(cString("/")), 0, MS.REC | MS.PRIVATE, 0);
+  c.call("mount", c.address(cString("none")), c.address(cString("/")), 0, MS.REC | MS.PRIVATE, 0);
+  // a /dev/shm of its own (POSIX shared memory: other programs' files there are the user's, and
+  // writable); best effort
+  if (fsView.isDir("/dev/shm")) {
+    const tmpfs = cString("tmpfs");
+    const opts = cString("mode=1777");
+    c.call(
+      "mount",
+      c.address(tmpfs),
+      c.address(cString("/dev/shm")),
+      c.address(tmpfs),
+      MS.NOSUID | MS.NODEV,
+      c.address(opts),
+    );
   }
   const layered = layers.filter((l) => mountLayer(c, l)).length;
   return { mounts: hide.length ? hideByMounts(c, hide, pins) : 0, layers: layered };

@@ -1,13 +1,13 @@
 /**
- * An entry in its own namespaces gets its own SysV IPC too: the user's other processes' shared
- * memory (X's MIT-SHM buffers, databases), 0600 and so theirs to read and write, is out of its
- * sight. Before, a `network: none` tool read a segment another process of the user held and wrote
- * into it. A control with `sandbox: off` reads it. The compiled launcher (which enters the
+ * An entry in its own namespaces gets its own SysV IPC and its own `/dev/shm` too: the user's
+ * other processes' shared memory (X's MIT-SHM buffers, databases, POSIX shm files), theirs to read
+ * and write, is out of its sight; its own shared memory works. Before, a `network: none` tool read
+ * a segment another process of the user held and wrote into it, and read a /dev/shm file. A control with `sandbox: off` reads it. The compiled launcher (which enters the
  * namespaces) only; python3 for shmget.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { after, before, describe, it } from "node:test";
@@ -33,23 +33,34 @@ open(sys.argv[1], "w").write(str(sid))
 while True: time.sleep(1)
 `;
 
-/** The tool: the segment by its key, read ("absent" when it is not there). */
+/** The tool: the segment by its key, and the host's /dev/shm file ("absent" when not there); its own /dev/shm file works. */
 const PEEK = `
-import ctypes, json, sys
+import ctypes, errno, json, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 libc.shmat.restype = ctypes.c_void_p
+out = {}
 sid = libc.shmget(int(sys.argv[1]), 0, 0)
 if sid < 0:
-    print(json.dumps({"segment": "absent"}))
+    out["segment"] = "absent"
 else:
     addr = libc.shmat(sid, None, 0o10000)  # SHM_RDONLY
-    print(json.dumps({"segment": ctypes.string_at(addr, 64).split(b"\\0")[0].decode()}))
+    out["segment"] = ctypes.string_at(addr, 64).split(b"\\0")[0].decode()
+try:
+    out["shm_file"] = open(sys.argv[2]).read()
+except OSError as e:
+    out["shm_file"] = "absent" if e.errno == errno.ENOENT else errno.errorcode[e.errno]
+own = "/dev/shm/hermit-own-%d" % os.getpid()
+with open(own, "w") as f: f.write("mine")
+out["own"] = open(own).read()
+os.unlink(own)
+print(json.dumps(out))
 `;
 
 describe("SysV shared memory of the user's other processes", { skip: kernel.skip || python.skip }, () => {
   const tmp = tempDir("hermit-sandbox-ipc-");
   const reaper = new Reaper();
   const key = String(0x48000000 + (process.pid % 0xffff) * 16 + Math.floor(Math.random() * 16));
+  const shmFile = `/dev/shm/hermit-ipc-test-${process.pid}-${key}`;
   let holder: ChildProcess;
   let sid = "";
   let env: Record<string, string>;
@@ -65,7 +76,7 @@ describe("SysV shared memory of the user's other processes", { skip: kernel.skip
         "exports: { tools: [peek] }",
         "tools:",
         "  peek:",
-        `    run: [python3, tools/peek.py, "${key}"]`,
+        `    run: [python3, tools/peek.py, "${key}", "${shmFile}"]`,
         "    read_only: true",
         `    sandbox: ${sandbox}`,
       ].join("\n") + "\n",
@@ -78,6 +89,7 @@ describe("SysV shared memory of the user's other processes", { skip: kernel.skip
     python.assertReady();
     const idFile = path.join(tmp.path, "sid");
     writeFileSync(path.join(tmp.path, "holder.py"), HOLDER);
+    writeFileSync(shmFile, "SHM-FILE-SECRET");
     holder = spawn("python3", [path.join(tmp.path, "holder.py"), idFile, key], { stdio: "ignore" });
     reaper.track(holder.pid);
     sid = await waitFor(() => {
@@ -99,6 +111,7 @@ describe("SysV shared memory of the user's other processes", { skip: kernel.skip
     if (sid) {
       spawnSync("python3", ["-c", `import ctypes; ctypes.CDLL(None).shmctl(${Number(sid)}, 0, None)`]);
     }
+    rmSync(shmFile, { force: true });
     tmp.cleanup();
   });
 
@@ -108,12 +121,12 @@ describe("SysV shared memory of the user's other processes", { skip: kernel.skip
       timeoutMs: 60_000,
     });
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.deepEqual(JSON.parse(r.stdout), { segment: "absent" }, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), { segment: "absent", shm_file: "absent", own: "mine" }, r.stderr);
   });
 
   it("control: with sandbox: off it reads the secret", async () => {
     const r = await runHermit(["call", adapter("control", "off"), "peek"], { env, timeoutMs: 60_000 });
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.deepEqual(JSON.parse(r.stdout), { segment: SECRET });
+    assert.deepEqual(JSON.parse(r.stdout), { segment: SECRET, shm_file: "SHM-FILE-SECRET", own: "mine" });
   });
 });
