@@ -23,6 +23,7 @@ import {
   readTextCapped,
 } from "../platform/read_capped.ts";
 import { definitionOf, hashDefinition } from "./definition.ts";
+import { exactVersion } from "./packages.ts";
 import {
   type Lock,
   LOCK_FILE,
@@ -150,19 +151,6 @@ export function parseLock(text: string): { lock: Lock } | { why: string } {
   return { lock: { format: LOCK_FORMAT, servers } };
 }
 
-/**
- * One exact version per runner, what the spawn splices in after `name@` (`name==` for uvx): npm's
- * semver (no range, tag, URL, git, path or `npm:` alias) and PEP 440's public version with an
- * optional epoch and local part. Stricter than what hermit.yaml may ask for: the lock's hashes
- * cover the tools, not this, so it is the only check a hand-edited package gets.
- */
-const SEMVER_ID = "(?:0|[1-9]\\d*|\\d*[A-Za-z-][0-9A-Za-z-]*)";
-const EXACT_SEMVER = new RegExp(
-  `^(?:0|[1-9]\\d*)\\.(?:0|[1-9]\\d*)\\.(?:0|[1-9]\\d*)(?:-${SEMVER_ID}(?:\\.${SEMVER_ID})*)?` +
-    "(?:\\+[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*)?$",
-);
-const EXACT_PEP440 =
-  /^(?:\d+!)?\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?(?:\.post\d+)?(?:\.dev\d+)?(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*)?$/i;
 /** npm: `name` or `@scope/name`, url-safe, not starting with `.` or `_` (legacy capitals kept). */
 const NPM_NAME = /^(?:@[a-z0-9~-][a-z0-9._~-]*\/)?[a-z0-9~-][a-z0-9._~-]*$/i;
 /** PyPI: letters, digits, `.` `_` `-` (beginning and ending with a letter or digit), extras kept. */
@@ -173,7 +161,8 @@ const PYPI_NAME =
 function badPackage(p: LockedPackage): string | undefined {
   const shown = (v: string) => JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v);
   const npm = p.runner !== "uvx";
-  if (!(npm ? EXACT_SEMVER : EXACT_PEP440).test(p.version) || p.version.length > 256) {
+  // the lock's hashes cover the tools, not this: the only check a hand-edited package gets
+  if (!exactVersion(p.runner, p.version) || p.version.length > 256) {
     return `version ${shown(p.version)} is not one exact version (${npm ? "semver" : "PEP 440"}, as 1.2.3)`;
   }
   if (!(npm ? NPM_NAME : PYPI_NAME).test(p.name) || p.name.length > 214) {

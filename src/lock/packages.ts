@@ -114,8 +114,22 @@ function npmLateOption(args: readonly string[], from: number): string | undefine
   return undefined;
 }
 
-const EXACT_SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
-const EXACT_PEP440 = /^\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?(?:\.post\d+)?(?:\.dev\d+)?(?:\+[0-9A-Za-z.]+)?$/;
+const SEMVER_ID = "(?:0|[1-9]\\d*|\\d*[A-Za-z-][0-9A-Za-z-]*)";
+const EXACT_SEMVER = new RegExp(
+  `^(?:0|[1-9]\\d*)\\.(?:0|[1-9]\\d*)\\.(?:0|[1-9]\\d*)(?:-${SEMVER_ID}(?:\\.${SEMVER_ID})*)?` +
+    "(?:\\+[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*)?$",
+);
+const EXACT_PEP440 =
+  /^(?:\d+!)?\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?(?:\.post\d+)?(?:\.dev\d+)?(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*)?$/i;
+
+/**
+ * Is `version` one exact version for `runner`: npm's semver (no range, tag, URL, git, path or
+ * `npm:` alias), PEP 440's public version with an optional epoch and local part for uvx? The one
+ * test: what a manifest asks for, and what a lock may hold. Pure.
+ */
+export function exactVersion(runner: Runner, version: string): boolean {
+  return (runner === "uvx" ? EXACT_PEP440 : EXACT_SEMVER).test(version);
+}
 
 /** The package an entry runs, undefined when its command runs none through a package runner. */
 export function packageOf(
@@ -145,7 +159,7 @@ export function packageOf(
     name: parsed.name,
     requested: parsed.requested,
     exact: parsed.requested !== undefined &&
-      (runner === "uvx" ? EXACT_PEP440 : EXACT_SEMVER).test(parsed.requested),
+      exactVersion(runner, parsed.requested),
     spec: pick.spec,
     index: pick.index,
     prefix: pick.prefix,
