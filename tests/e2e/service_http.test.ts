@@ -217,14 +217,22 @@ describe("service: caps answer at once with a clear error", () => {
     const client = await connectHttp(svc);
     try {
       const calls = [0, 1].map(() => client.callTool({ name: "slow", arguments: {} }));
-      const sleeping = () => descendants(svc.pid).filter((p) => /(^|\/)sleep 3$/.test(cmdline(p)));
+      // a tool's process is first the launcher (`hermit __sandbox PLAN /usr/bin/sleep 3`), and for an
+      // instant inside execve its command line reads empty: count only what has become `sleep 3`,
+      // and look for launchers too when asking whether a third started
+      const execed = /^(\S*\/)?sleep 3$/;
+      const sleeping = (re = execed) => descendants(svc.pid).filter((p) => re.test(cmdline(p)));
       await waitFor(() => sleeping().length === 2, { timeoutMs: 20_000, what: "two slow tools to run" });
       const running = new Set(sleeping());
       const third = await client.callTool({ name: "slow", arguments: {} });
       assert.equal(third.isError, true);
       assert.match(JSON.stringify(third.content), /serve\.max_tool_processes/);
       // by pid: on a loaded machine one of the two may already have ended its 3 s
-      assert.deepEqual(sleeping().filter((p) => !running.has(p)), [], "no third process started");
+      assert.deepEqual(
+        sleeping(/(^|\/)sleep 3$/).filter((p) => !running.has(p)),
+        [],
+        "no third process started",
+      );
       for (const r of await Promise.all(calls)) assert.equal(r.isError, undefined, JSON.stringify(r));
     } finally {
       await endHttp(client);
