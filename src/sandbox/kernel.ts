@@ -128,7 +128,10 @@ function mountLayer(c: Libc, l: Layer): boolean {
     0;
 }
 
-/** Rule paths as the kernel sees them: globs expanded, symlinks resolved, missing paths left out. */
+/**
+ * Rule paths as the kernel sees them: globs expanded, symlinks resolved, missing paths left out,
+ * and a socket to hide left out where another rule re-opens the same file.
+ */
 export function expandRules(rules: readonly FsRule[]): FsRule[] {
   const out: FsRule[] = [];
   const list = (dir: string) => {
@@ -147,7 +150,9 @@ export function expandRules(rules: readonly FsRule[]): FsRule[] {
       }
     }
   }
-  return out;
+  // a socket re-opened by another of its names (`/var/run/docker.sock`, a link to `/run`) stays open
+  const reopened = new Set(out.filter((r) => r.level !== "deny").map((r) => r.path));
+  return out.filter((r) => !(r.socket && reopened.has(r.path)));
 }
 
 export const fsView = {

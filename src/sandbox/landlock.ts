@@ -73,8 +73,9 @@ export interface FsRule {
   /** A soft rule left writable without a word (what a host or git runs from the workspace). */
   quiet?: boolean;
   /**
-   * Holds an agent's socket (ssh-agent, gpg-agent), which Landlock does not close (it does not
-   * govern connecting to a socket): hidden by a mount wherever a mount namespace can be made.
+   * Holds a host's socket (an agent's, a container engine's, the session bus…: `sockets.ts`),
+   * which Landlock does not close (it does not govern connecting to a socket): hidden by a mount
+   * wherever a mount namespace can be made.
    */
   socket?: boolean;
 }

@@ -2,8 +2,9 @@
  * The sandbox policy of one entry (an upstream server or a command tool), decided purely from the
  * manifest's `sandbox:` settings, the defaults and where things are:
  *
- * - reads: everything but the user's secrets (`secrets.ts`), hermit's state directory and every
- *   known adapter's `.serve/`; `read:` re-opens, `deny_read:` adds. The deepest path named
+ * - reads: everything but the user's secrets (`secrets.ts`), the host's sockets an entry may not
+ *   connect to (`sockets.ts`), hermit's state directory and every known adapter's `.serve/`;
+ *   `read:` re-opens, `deny_read:` adds. The deepest path named
  *   decides; on one path a declared line beats a default and `deny_read` beats `read`.
  * - writes: the entry's private TMPDIR, the package managers' caches, what `write:` names, and for
  *   `trust: full` servers and command tools also the workspace (unless it is `/` or the home
@@ -20,7 +21,8 @@ import { interpolateString, type InterpolationContext } from "../manifest/interp
 import type { Destination, SandboxSettings, Trust } from "../manifest/types.ts";
 import type { FsRule, Level } from "./landlock.ts";
 import { runsLaterPaths } from "./runs_later.ts";
-import { agentSockets, defaultSecrets } from "./secrets.ts";
+import { defaultSecrets } from "./secrets.ts";
+import { hostSockets } from "./sockets.ts";
 
 /**
  * The files that decide an adapter's confinement, read-only to what it starts (with the manifest
@@ -46,7 +48,7 @@ export interface PolicyContext {
   servedAdapters: readonly string[];
   /** Files no entry may read, besides the defaults: the service's `--token-file`. */
   hermitSecrets?: readonly string[];
-  /** hermit's uid (where the user's runtime directory, `/run/user/UID`, holds agents' sockets). */
+  /** hermit's uid (where the user's runtime directory, `/run/user/UID`, holds sockets to hide). */
   uid?: number;
   /** `HERMIT_SANDBOX=require`. */
   requireAll: boolean;
@@ -217,7 +219,7 @@ export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
   };
   put("/", "read", false);
   for (const secret of defaultSecrets(ctx.platform, ctx.home, ctx.env)) put(secret.path, "deny", false);
-  const sockets = agentSockets(ctx.platform, ctx.home, ctx.env, ctx.uid).map((s) => s.path);
+  const sockets = hostSockets(ctx.platform, ctx.home, ctx.env, ctx.uid).map((s) => s.path);
   for (const s of sockets) put(s, "deny", false);
   put(ctx.stateDir, "deny", false);
   for (const dir of new Set([ctx.adapterDir, ...ctx.servedAdapters])) {

@@ -257,7 +257,8 @@ export function defaultSecrets(
   return dedupe(out);
 }
 
-function dedupe(list: Secret[]): Secret[] {
+/** The list without a path twice (the first entry for it kept). */
+export function dedupe(list: Secret[]): Secret[] {
   const seen = new Set<string>();
   return list.filter((s) => !seen.has(s.path) && (seen.add(s.path), true));
 }
@@ -269,47 +270,3 @@ export function expandGlob(pattern: string, list: (dir: string) => string[] | un
   const prefix = path.posix.basename(pattern).slice(0, -1);
   return (list(dir) ?? []).filter((n) => n.startsWith(prefix)).map((n) => path.posix.join(dir, n));
 }
-
-/**
- * Where agents that act with the user's keys listen (Linux): ssh-agent (`$SSH_AUTH_SOCK`, its
- * default `/tmp/ssh-*`, systemd's, GNOME's and gcr's), gpg-agent (`~/.gnupg`, `$GNUPGHOME`,
- * `$XDG_RUNTIME_DIR/gnupg`), 1Password's, and `~/.ssh` (some keep an agent's socket there). With
- * a connection to one, an entry signs as the user without reading a key, so these are hidden by a
- * mount (`socket`), not only made unreadable. Globs and missing paths are the launcher's to expand.
- */
-export function agentSockets(
-  platform: NodeJS.Platform,
-  home: string,
-  env: Readonly<Record<string, string | undefined>>,
-  uid: number | undefined,
-): Secret[] {
-  if (platform !== "linux") return [];
-  const p = path.posix;
-  const out: Secret[] = [];
-  const add = (at: string | undefined, what: string) => {
-    if (at && p.isAbsolute(at)) out.push({ path: p.normalize(at), what });
-  };
-  add(env.SSH_AUTH_SOCK, "ssh-agent socket");
-  add("/tmp/ssh-*", "ssh-agent sockets");
-  add(p.join(home, ".ssh"), "SSH keys, an agent's socket");
-  add(p.join(home, ".gnupg"), "gpg-agent sockets");
-  add(env.GNUPGHOME, "gpg-agent sockets");
-  add(p.join(home, ".1password"), "1Password's SSH agent");
-  const runtime = env.XDG_RUNTIME_DIR && p.isAbsolute(env.XDG_RUNTIME_DIR)
-    ? env.XDG_RUNTIME_DIR
-    : uid === undefined
-    ? undefined
-    : `/run/user/${uid}`;
-  if (runtime) {
-    for (const [rel, what] of AGENTS_IN_RUNTIME) add(p.join(runtime, rel), what);
-  }
-  return dedupe(out);
-}
-
-const AGENTS_IN_RUNTIME: [string, string][] = [
-  ["gnupg", "gpg-agent sockets"],
-  ["ssh-agent.socket", "ssh-agent socket (systemd)"],
-  ["openssh_agent", "ssh-agent socket"],
-  ["keyring", "GNOME Keyring's SSH agent"],
-  ["gcr", "gcr's SSH agent"],
-];

@@ -8,31 +8,16 @@
  * makes the namespace) only.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:net";
+import { mkdirSync, rmSync } from "node:fs";
+import type { Server } from "node:net";
 import path from "node:path";
 import process from "node:process";
 import { after, before, describe, it } from "node:test";
-import { runHermit } from "../helpers/hermit.ts";
+import { dialAdapter, dialFrom, listenUnix } from "../helpers/dial.ts";
 import { sandboxRequirements } from "../helpers/sandbox.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const kernel = sandboxRequirements();
-
-/** The tool: connects to each path it is given, says "connected" or the error's code. */
-const DIAL = `
-const net = require("node:net");
-const paths = JSON.parse(require("node:fs").readFileSync(0, "utf8")).paths;
-const out = {};
-let left = paths.length;
-for (const p of paths) {
-  const s = net.connect(p);
-  const done = (v) => { if (p in out) return; out[p] = v; s.destroy(); if (--left === 0) console.log(JSON.stringify(out)); };
-  s.on("connect", () => done("connected"));
-  s.on("error", (e) => done(e.code));
-  setTimeout(() => done("timeout"), 5000).unref();
-}
-`;
 
 describe("agents' sockets, from confined entries", { skip: kernel.skip }, () => {
   const tmp = tempDir("hermit-agents-");
@@ -44,32 +29,9 @@ describe("agents' sockets, from confined entries", { skip: kernel.skip }, () => 
   const gpgSock = path.join(home, ".gnupg", "S.gpg-agent");
   let env: Record<string, string>;
 
-  function adapter(name: string, sandbox: string): string {
-    const dir = path.join(tmp.path, name);
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(path.join(dir, "dial.js"), DIAL);
-    writeFileSync(
-      path.join(dir, "hermit.yaml"),
-      [
-        `name: ${name}`,
-        "exports: { tools: [dial] }",
-        "tools:",
-        "  dial:",
-        "    input: { type: object, properties: { paths: { type: array, items: { type: string } } } }",
-        "    run: [node, dial.js]",
-        "    read_only: true",
-        `    sandbox: ${sandbox}`,
-      ].join("\n") + "\n",
-    );
-    return dir;
-  }
+  const adapter = (name: string, sandbox: string) => dialAdapter(tmp.path, name, sandbox);
 
-  const listen = (at: string) =>
-    new Promise<void>((resolve, reject) => {
-      const s = createServer((c) => c.end()).on("error", reject);
-      servers.push(s);
-      s.listen(at, () => resolve());
-    });
+  const listen = (at: string) => listenUnix(at, servers);
 
   before(async () => {
     kernel.assertReady();
@@ -89,16 +51,7 @@ describe("agents' sockets, from confined entries", { skip: kernel.skip }, () => 
     tmp.cleanup();
   });
 
-  const dial = async (dir: string) => {
-    const paths = [authSock, defaultSock, gpgSock];
-    const r = await runHermit(["call", dir, "dial", "--args", JSON.stringify({ paths })], {
-      env,
-      cwd: tmp.path,
-      timeoutMs: 60_000,
-    });
-    assert.equal(r.code, 0, r.stdout + r.stderr);
-    return JSON.parse(r.stdout) as Record<string, string>;
-  };
+  const dial = (dir: string) => dialFrom(dir, [authSock, defaultSock, gpgSock], { env, cwd: tmp.path });
 
   for (
     const [what, sandbox] of [["a tool with network", "{}"], [

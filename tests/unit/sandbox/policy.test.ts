@@ -255,7 +255,7 @@ describe("package caches", () => {
   });
 });
 
-describe("resolvePolicy: agents' sockets", () => {
+describe("resolvePolicy: the host's sockets", () => {
   const withAgent: PolicyContext = {
     ...ctx,
     env: { HOME: "/home/u", SSH_AUTH_SOCK: "/tmp/ssh-abc/agent.42", XDG_RUNTIME_DIR: "/run/user/1000" },
@@ -271,18 +271,28 @@ describe("resolvePolicy: agents' sockets", () => {
         { label: "mcp_servers.s", kind: "server", trust, settings: settings() },
         withAgent,
       );
-      assert.deepEqual(sockets(p.fs), [
-        "/home/u/.1password",
-        "/home/u/.gnupg",
-        "/home/u/.ssh",
-        "/run/user/1000/gcr",
-        "/run/user/1000/gnupg",
-        "/run/user/1000/keyring",
-        "/run/user/1000/openssh_agent",
-        "/run/user/1000/ssh-agent.socket",
-        "/tmp/ssh-*",
-        "/tmp/ssh-abc/agent.42",
-      ]);
+      const marked = sockets(p.fs);
+      for (
+        const at of [
+          "/home/u/.1password",
+          "/home/u/.gnupg",
+          "/home/u/.ssh",
+          "/run/user/1000/gcr",
+          "/run/user/1000/gnupg",
+          "/run/user/1000/keyring",
+          "/run/user/1000/openssh_agent",
+          "/run/user/1000/ssh-agent.socket",
+          "/tmp/ssh-*",
+          "/tmp/ssh-abc/agent.42",
+          "/var/run/docker.sock",
+          "/run/user/1000/docker.sock",
+          "/run/user/1000/bus",
+          "/tmp/.X11-unix",
+          "/run/user/1000/wayland-*",
+          "/run/user/1000/pipewire-*",
+        ]
+      ) assert.ok(marked.includes(at), at);
+      for (const at of marked) assert.equal(levelAt(p.fs, at), "deny", at);
     }
   });
 
