@@ -23,17 +23,10 @@ import { readdirSync, writeFileSync } from "node:fs";
 import process from "node:process";
 import { cString, type Libc, libc } from "../platform/syscalls.ts";
 import { type Capabilities, enforcement, launchGaps } from "./enforcement.ts";
-import {
-  applyLandlock,
-  dropPrivileges,
-  enterNamespaces,
-  errnoName,
-  expandRules,
-  fsView,
-  installSeccomp,
-} from "./kernel.ts";
+import { applyLandlock, dropPrivileges, errnoName, expandRules, fsView, installSeccomp } from "./kernel.ts";
 import type { Layer } from "./layers.ts";
 import type { FsRule } from "./landlock.ts";
+import { enterNamespaces } from "./namespaces.ts";
 import type { NetworkRule } from "./policy.ts";
 
 export const LAUNCHER_ARG = "__sandbox";
