@@ -5,11 +5,11 @@
  * would start a thread pool and a user namespace can only be entered by a single-threaded
  * process. In order:
  *
- * 1. a user namespace (with the user's own uid and gid mapped) holding a new network namespace
- *    (`network: none`; its own loopback is brought up so a server can talk to itself) and/or a new
- *    mount namespace (where a protected path lies inside a writable one: it is covered by an
- *    empty read-only mount, or a read-only path by a read-only mount of itself), when the process
- *    has one thread and the kernel allows it;
+ * 1. a user namespace (with the user's own uid and gid mapped) holding new IPC and mount
+ *    namespaces (its own SysV IPC and `/dev/shm`; a protected path inside a writable one, or a
+ *    host's socket, covered by an empty read-only mount, a read-only path by a read-only mount of
+ *    itself) and, for `network: none`, a new network namespace (its own loopback is brought up so
+ *    a server can talk to itself), when the process has one thread and the kernel allows it;
  * 2. every capability dropped, no new privileges, no core dumps;
  * 3. Landlock with every right the running ABI knows (see `landlock.ts`), TCP connect only to the
  *    egress proxy's port for a destination list, and signal and abstract-socket scoping (ABI 6);
@@ -174,19 +174,18 @@ export function runLauncher(argv: string[]): number {
   const wantNet = plan.network.mode === "none";
   const wantMounts = coveredByWrite(fs);
   const layers = (plan.layers ?? []).filter((l) => fsView.isDir(l.path));
-  if (wantNet || wantMounts.length || layers.length) {
-    const ns = threads !== 1
-      ? `the launcher runs ${threads} threads`
-      : enterNamespaces(c, wantNet, wantMounts, pinnedDirs(fs, wantMounts), layers);
-    if (typeof ns === "string") report.caps.why.namespace = ns;
-    else {
-      report.caps.namespace = wantNet;
-      report.mounts = ns.mounts;
-      if (layers.length) report.layers = ns.layers;
-      // the working directory still names the directory under the new mounts: enter it again by
-      // its path, so what is relative to it (./hermit.yaml, .serve/) meets them too
-      if (ns.mounts || ns.layers) process.chdir(process.cwd());
-    }
+  // always (where the kernel allows one): its own IPC and /dev/shm even with nothing to hide
+  const ns = threads !== 1
+    ? `the launcher runs ${threads} threads`
+    : enterNamespaces(c, wantNet, wantMounts, pinnedDirs(fs, wantMounts), layers);
+  if (typeof ns === "string") report.caps.why.namespace = ns;
+  else {
+    report.caps.namespace = wantNet;
+    report.mounts = ns.mounts;
+    if (layers.length) report.layers = ns.layers;
+    // the working directory still names the directory under the new mounts: enter it again by
+    // its path, so what is relative to it (./hermit.yaml, .serve/) meets them too
+    if (ns.mounts || ns.layers) process.chdir(process.cwd());
   }
   if (!wantNet) delete report.caps.why.namespace;
   dropPrivileges(c);

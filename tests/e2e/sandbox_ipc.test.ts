@@ -1,9 +1,11 @@
 /**
- * An entry in its own namespaces gets its own SysV IPC and its own `/dev/shm` too: the user's
- * other processes' shared memory (X's MIT-SHM buffers, databases, POSIX shm files), theirs to read
- * and write, is out of its sight; its own shared memory works. Before, a `network: none` tool read
- * a segment another process of the user held and wrote into it, and read a /dev/shm file. A control with `sandbox: off` reads it. The compiled launcher (which enters the
- * namespaces) only; python3 for shmget.
+ * Every confined entry gets its own SysV IPC and its own `/dev/shm`: the user's other processes'
+ * shared memory (X's MIT-SHM buffers, databases, POSIX shm files), theirs to read and write, is
+ * out of its sight; its own shared memory works. Before, a `network: none` tool read a segment
+ * another process of the user held and wrote into it, and read a /dev/shm file; later a tool with
+ * the network open and nothing to hide by a mount (no namespace asked for) still did. A control
+ * with `sandbox: off` reads it. The compiled launcher (which enters the namespaces) only; python3
+ * for shmget.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
@@ -118,6 +120,22 @@ describe("SysV shared memory of the user's other processes", { skip: kernel.skip
   it("a tool with network: none does not see it", async () => {
     const r = await runHermit(["call", adapter("confined", "{ network: none }"), "peek"], {
       env,
+      timeoutMs: 60_000,
+    });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), { segment: "absent", shm_file: "absent", own: "mine" }, r.stderr);
+  });
+
+  it("a tool with the network open and nothing to hide does not see it either", async () => {
+    // an empty workspace and no agent: before, nothing asked for a namespace and it shared the user's
+    const ws = path.join(tmp.path, "ws");
+    mkdirSync(ws, { recursive: true });
+    const open = { ...env };
+    delete open.SSH_AUTH_SOCK;
+    delete open.XDG_RUNTIME_DIR;
+    const r = await runHermit(["call", adapter("open", "{}"), "peek"], {
+      env: open,
+      cwd: ws,
       timeoutMs: 60_000,
     });
     assert.equal(r.code, 0, r.stdout + r.stderr);
