@@ -13,8 +13,9 @@
  *   typed input into other windows) and sound (PulseAudio, PipeWire: the microphone, the camera,
  *   screen casts).
  *
- * Left reachable: the D-Bus system bus (its policy and polkit decide per caller, as for any of the
- * user's programs; resolvers and printing use it) and sockets the user's own programs make in
+ * Left reachable: the D-Bus system bus but for root (for others its policy and polkit decide per
+ * caller, as for any of the user's programs; resolvers and printing use it), databases' sockets
+ * (a database tool is the usual reason to run one) and sockets the user's own programs make in
  * their own places. A declared `read:` on one of these paths re-opens it. Pure: home, environment
  * and uid in; globs and missing paths are the launcher's to expand.
  */
@@ -44,7 +45,15 @@ const SERVICES: [string, string][] = [
   ["/var/lib/incus/unix.socket", "Incus's socket (root, for a user in incus-admin)"],
   ["/var/lib/lxd/unix.socket", "LXD's socket (root, for a user in the lxd group)"],
   ["/var/snap/lxd/common/lxd/unix.socket", "LXD's socket (root, for a user in the lxd group)"],
+  ["/run/libvirt/libvirt-sock", "libvirt's socket (root, for a user in the libvirt group)"],
+  ["/run/systemd/private", "systemd's own socket (root: runs commands unconfined)"],
   ["/tmp/.X11-unix", "X servers' sockets (keystrokes, the screen, typing into other windows)"],
+];
+
+/** For root alone: the system bus, where root's calls (systemd's units) need no one's consent. */
+const ROOTS_SERVICES: [string, string][] = [
+  ["/run/dbus/system_bus_socket", "D-Bus system bus (as root: systemd runs commands unconfined)"],
+  ["/var/run/dbus/system_bus_socket", "D-Bus system bus (as root: systemd runs commands unconfined)"],
 ];
 
 /** Services' sockets under the home directory (Docker Desktop's). */
@@ -109,7 +118,7 @@ export function hostSockets(
   add(p.join(home, ".gnupg"), "gpg-agent sockets");
   add(env.GNUPGHOME, "gpg-agent sockets");
   add(p.join(home, ".1password"), "1Password's SSH agent");
-  for (const [at, what] of SERVICES) add(at, what);
+  for (const [at, what] of [...SERVICES, ...(uid === 0 ? ROOTS_SERVICES : [])]) add(at, what);
   for (const [rel, what] of SERVICES_IN_HOME) add(p.join(home, rel), what);
   add(unixUrlPath(env.DOCKER_HOST), DOCKER);
   add(unixUrlPath(env.CONTAINER_HOST), "Podman's socket");

@@ -2,8 +2,8 @@
  * The host's sockets that give power over the user or the machine are out of a confined entry's
  * reach: container engines' (Docker at `/run/docker.sock`, by its `/var/run` name, rootless, in
  * Docker Desktop's place and at `$DOCKER_HOST`; rootless Podman; containerd), the D-Bus session
- * bus (in the runtime directory and at `$DBUS_SESSION_BUS_ADDRESS`), systemd --user's socket, the
- * accessibility bus, X servers' (`/tmp/.X11-unix`), Wayland, PulseAudio and PipeWire. Before, any
+ * bus (in the runtime directory and at `$DBUS_SESSION_BUS_ADDRESS`), systemd's and systemd --user's
+ * sockets, for root the system bus, the accessibility bus, X servers' (`/tmp/.X11-unix`), Wayland, PulseAudio and PipeWire. Before, any
  * entry (an untrusted `network: none` server too) connected to each. A socket the list does not
  * name stays reachable, and a declared `read:` re-opens one. Stand-in listeners: in a runtime
  * directory and home of the test's own, and at the fixed places only where nothing is (removed
@@ -11,7 +11,8 @@
  * compiled launcher (which makes the mount namespace) only.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import type { Server } from "node:net";
 import path from "node:path";
 import process from "node:process";
@@ -29,7 +30,8 @@ describe("the host's sockets, from confined entries", { skip: kernel.skip }, () 
   const servers: Server[] = [];
   /** Stand-ins this run made at fixed places: path → inode (removed after, if still ours). */
   const made = new Map<string, number>();
-  const madeDirs: string[] = [];
+  /** A directory a stand-in needed is marked as a test's (any run removes it once empty). */
+  const marker = (dir: string) => path.join(os.tmpdir(), `hermit-test-made${dir.replaceAll("/", "_")}`);
   const x11 = `/tmp/.X11-unix/X${40000 + (process.pid % 20000) * 10 + Math.floor(Math.random() * 10)}`;
   const ours = {
     rootlessDocker: path.join(run, "docker.sock"),
@@ -45,22 +47,36 @@ describe("the host's sockets, from confined entries", { skip: kernel.skip }, () 
     dbusAddress: path.join(tmp.path, "dbus-session"),
   };
   const other = path.join(run, "other.sock");
-  const fixed = ["/run/docker.sock", "/run/containerd/containerd.sock", x11];
+  const fixed = [
+    "/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/systemd/private",
+    ...(process.getuid?.() === 0 ? ["/run/dbus/system_bus_socket"] : []),
+    x11,
+  ];
   let env: Record<string, string>;
 
   const listen = (at: string) => listenUnix(at, servers);
 
-  /** A stand-in at a fixed place, only where nothing is (parents made are removed after too). */
+  /**
+   * A stand-in at a fixed place, only where nothing is and where the test may make one (root;
+   * parents made are marked, and removed by the last run to use them). Where it may not, the path
+   * is only checked as hidden.
+   */
   async function standIn(at: string, dirMode = 0o755) {
     if (existsSync(at)) return;
-    const missing: string[] = [];
-    for (let d = path.dirname(at); !existsSync(d); d = path.dirname(d)) missing.unshift(d);
-    for (const d of missing) {
-      mkdirSync(d, { mode: dirMode });
-      madeDirs.unshift(d);
+    try {
+      const missing: string[] = [];
+      for (let d = path.dirname(at); !existsSync(d); d = path.dirname(d)) missing.unshift(d);
+      for (const d of missing) {
+        mkdirSync(d, { mode: dirMode });
+        writeFileSync(marker(d), "");
+      }
+      await listen(at);
+      made.set(at, statSync(at).ino);
+    } catch {
+      // not ours to make (not root): dialled, not made
     }
-    await listen(at);
-    made.set(at, statSync(at).ino);
   }
 
   const adapter = (name: string, sandbox: string) => dialAdapter(tmp.path, name, sandbox);
@@ -68,9 +84,7 @@ describe("the host's sockets, from confined entries", { skip: kernel.skip }, () 
   before(async () => {
     kernel.assertReady();
     for (const at of [...Object.values(ours), other]) await listen(at);
-    await standIn("/run/docker.sock");
-    await standIn("/run/containerd/containerd.sock");
-    await standIn(x11, 0o1777);
+    for (const at of fixed) await standIn(at, at === x11 ? 0o1777 : 0o755);
     env = {
       ...process.env as Record<string, string>,
       HOME: home,
@@ -88,10 +102,16 @@ describe("the host's sockets, from confined entries", { skip: kernel.skip }, () 
         if (statSync(at).ino === ino) rmSync(at);
       } catch { /* gone already */ }
     }
-    for (const d of madeDirs) {
+    const parents = fixed.flatMap((at) => {
+      const up: string[] = [];
+      for (let d = path.dirname(at); d !== "/"; d = path.dirname(d)) up.push(d);
+      return up;
+    });
+    for (const d of parents.filter((d) => existsSync(marker(d)))) {
       try {
         rmdirSync(d);
-      } catch { /* another run's stand-in is in it */ }
+        rmSync(marker(d), { force: true });
+      } catch { /* another run's stand-in is still in it: that run removes it */ }
     }
     tmp.cleanup();
   });

@@ -35,6 +35,13 @@ describe("the host's sockets", () => {
     assert.ok(!got.some((p) => p.startsWith("/run/dbus")), "the system bus stays");
   });
 
+  it("for root, the system bus too (its calls need no one's consent) and systemd's own socket", () => {
+    const root = paths({}, 0);
+    assert.ok(root.includes("/run/dbus/system_bus_socket"));
+    assert.ok(root.includes("/run/systemd/private"));
+    assert.ok(!paths({}, 1000).includes("/run/dbus/system_bus_socket"));
+  });
+
   it("without XDG_RUNTIME_DIR, /run/user/UID; without either, none of the runtime ones", () => {
     assert.ok(paths({}, 1000).includes("/run/user/1000/bus"));
     assert.ok(!paths({}).some((p) => p.includes("/run/user/")));
