@@ -1,10 +1,15 @@
 /**
  * The host's sockets hidden from confined entries (`sockets.ts`): where each kind is looked for,
  * and the addresses in the environment that move one (Docker's and Podman's `unix://`, D-Bus's
- * `unix:path=`, PulseAudio's, Wayland's display name).
+ * `unix:path=`, PulseAudio's, Wayland's display name); in an entry's policy, denied and marked to
+ * be hidden by a mount, unless a declared `read:` re-opens one.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { NO_SANDBOX_SETTINGS } from "../../../src/manifest/sandbox.ts";
+import type { SandboxSettings } from "../../../src/manifest/types.ts";
+import type { Level } from "../../../src/sandbox/landlock.ts";
+import { type PolicyContext, resolvePolicy } from "../../../src/sandbox/policy.ts";
 import { dbusPaths, hostSockets, unixUrlPath } from "../../../src/sandbox/sockets.ts";
 
 const paths = (env: Record<string, string>, uid?: number) =>
@@ -81,5 +86,83 @@ describe("the host's sockets", () => {
 
   it("none on macOS", () => {
     assert.deepEqual(hostSockets("darwin", "/Users/a", { XDG_RUNTIME_DIR: "/tmp/r" }, 501), []);
+  });
+});
+
+const settings = (over: Partial<SandboxSettings> = {}): SandboxSettings => ({
+  ...NO_SANDBOX_SETTINGS,
+  ...over,
+});
+const levelAt = (fs: { path: string; level: Level }[], p: string) => fs.find((r) => r.path === p)?.level;
+const ctx: PolicyContext = {
+  platform: "linux",
+  home: "/home/u",
+  env: { HOME: "/home/u" },
+  interpolation: { env: {}, workspaceFolder: "/work/p", userHome: "/home/u" },
+  adapterDir: "/work/adapters/notes",
+  stateDir: "/home/u/.local/state/hermit",
+  tmpDir: "/home/u/.local/state/hermit/tmp/1-x",
+  servedAdapters: [],
+  requireAll: false,
+};
+
+describe("resolvePolicy: the host's sockets", () => {
+  const withAgent: PolicyContext = {
+    ...ctx,
+    env: { HOME: "/home/u", SSH_AUTH_SOCK: "/tmp/ssh-abc/agent.42", XDG_RUNTIME_DIR: "/run/user/1000" },
+    interpolation: { ...ctx.interpolation, env: { SSH_AUTH_SOCK: "/tmp/ssh-abc/agent.42" } },
+    uid: 1000,
+  };
+  const sockets = (fs: { path: string; level: Level; socket?: boolean }[]) =>
+    fs.filter((r) => r.socket).map((r) => r.path).sort();
+
+  it("are denied and marked to be hidden by a mount, for every kind of entry", () => {
+    for (const trust of ["full", "untrusted"] as const) {
+      const p = resolvePolicy(
+        { label: "mcp_servers.s", kind: "server", trust, settings: settings() },
+        withAgent,
+      );
+      const marked = sockets(p.fs);
+      for (
+        const at of [
+          "/home/u/.1password",
+          "/home/u/.gnupg",
+          "/home/u/.ssh",
+          "/run/user/1000/gcr",
+          "/run/user/1000/gnupg",
+          "/run/user/1000/keyring",
+          "/run/user/1000/openssh_agent",
+          "/run/user/1000/ssh-agent.socket",
+          "/tmp/ssh-*",
+          "/tmp/ssh-abc/agent.42",
+          "/var/run/docker.sock",
+          "/run/user/1000/docker.sock",
+          "/run/user/1000/bus",
+          "/tmp/.X11-unix",
+          "/run/user/1000/wayland-*",
+          "/run/user/1000/pipewire-*",
+        ]
+      ) assert.ok(marked.includes(at), at);
+      for (const at of marked) assert.equal(levelAt(p.fs, at), "deny", at);
+    }
+  });
+
+  it("a declared read: line re-opens one (a git server that pushes over SSH)", () => {
+    const p = resolvePolicy({
+      label: "tools.git",
+      kind: "tool",
+      trust: "full",
+      settings: settings({ read: ["${env:SSH_AUTH_SOCK}"] }),
+    }, withAgent);
+    assert.equal(levelAt(p.fs, "/tmp/ssh-abc/agent.42"), "read");
+    assert.ok(!sockets(p.fs).includes("/tmp/ssh-abc/agent.42"));
+  });
+
+  it("not on macOS (Seatbelt's profile is another matter)", () => {
+    const p = resolvePolicy(
+      { label: "tools.t", kind: "tool", trust: "full", settings: settings() },
+      { ...withAgent, platform: "darwin" },
+    );
+    assert.deepEqual(sockets(p.fs), []);
   });
 });
