@@ -117,8 +117,9 @@ function lockedFlags(c: Libc, target: Uint8Array): number {
 /**
  * Pin each of `pins` (a mount of itself: it can no longer be renamed or removed), then cover each
  * denied path with an empty read-only mount (a tmpfs, or /dev/null over a file) and each
- * read-only one with a read-only mount of itself; how many worked (0 unless all did). Inside the
- * mount namespace `enterNamespaces` made, whose `/` it made private (nothing here reaches the host's).
+ * read-only one with a read-only mount of itself; how many are covered (a path gone since it was
+ * listed counts: nothing is there), 0 unless all are. Inside the mount namespace `enterNamespaces`
+ * made, whose `/` it made private (nothing here reaches the host's).
  */
 export function hideByMounts(c: Libc, rules: FsRule[], pins: string[] = []): number {
   // first the pins (outermost first): a mount of itself cannot be renamed or removed
@@ -132,7 +133,12 @@ export function hideByMounts(c: Libc, rules: FsRule[], pins: string[] = []): num
   for (const { path: p, level } of rules) {
     const target = cString(p);
     const dir = fsView.isDir(p);
-    if (dir === undefined) continue;
+    // gone since the policy listed it (an agent that exited): nothing there to cover, and no
+    // reason to give up the others' mounts
+    if (dir === undefined) {
+      done++;
+      continue;
+    }
     let r: number;
     if (level === "read") {
       // itself, read-only: what is there stays readable, nothing in it can be changed or replaced
