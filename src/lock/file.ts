@@ -23,7 +23,7 @@ import {
   readTextCapped,
 } from "../platform/read_capped.ts";
 import { definitionOf, hashDefinition } from "./definition.ts";
-import { exactVersion } from "./packages.ts";
+import { exactVersion, registryOf } from "./packages.ts";
 import {
   type Lock,
   LOCK_FILE,
@@ -31,6 +31,7 @@ import {
   type LockedPackage,
   type LockedServer,
   type LockState,
+  RUNNERS,
 } from "./types.ts";
 
 const HEADER = [
@@ -110,10 +111,10 @@ export function parseLock(text: string): { lock: Lock } | { why: string } {
     const pkg = s.package;
     if (
       pkg !== undefined &&
-      !(isObj(pkg) && ["npx", "bunx", "uvx"].includes(pkg.runner as string) && typeof pkg.name === "string" &&
+      !(isObj(pkg) && (RUNNERS as readonly unknown[]).includes(pkg.runner) && typeof pkg.name === "string" &&
         typeof pkg.version === "string")
     ) {
-      return { why: `${at}.package must be { runner: npx|bunx|uvx, name, version }` };
+      return { why: `${at}.package must be { runner: ${RUNNERS.join("|")}, name, version }` };
     }
     const bad = pkg && badPackage(pkg as unknown as LockedPackage);
     if (bad) return { why: `${at}.package.${bad}` };
@@ -157,16 +158,25 @@ const NPM_NAME = /^(?:@[a-z0-9~-][a-z0-9._~-]*\/)?[a-z0-9~-][a-z0-9._~-]*$/i;
 const PYPI_NAME =
   /^[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?(?:\[\s*(?:[a-z0-9][a-z0-9._-]*(?:\s*,\s*[a-z0-9][a-z0-9._-]*)*)?\s*\])?$/i;
 
+/** JSR: `@scope/name`, lower case, digits and `-`. */
+const JSR_NAME = /^jsr:@[a-z0-9][a-z0-9-]*\/[a-z0-9][a-z0-9-]*$/;
+
 /** What is wrong with a package entry (`version …`, `name …`), or undefined when it can be pinned. */
 function badPackage(p: LockedPackage): string | undefined {
   const shown = (v: string) => JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v);
-  const npm = p.runner !== "uvx";
+  const registry = registryOf(p.runner, p.name);
+  const npm = registry !== "pypi";
   // the lock's hashes cover the tools, not this: the only check a hand-edited package gets
   if (!exactVersion(p.runner, p.version) || p.version.length > 256) {
     return `version ${shown(p.version)} is not one exact version (${npm ? "semver" : "PEP 440"}, as 1.2.3)`;
   }
-  if (!(npm ? NPM_NAME : PYPI_NAME).test(p.name) || p.name.length > 214) {
-    return `name ${shown(p.name)} is not ${npm ? "an npm" : "a PyPI"} package name`;
+  const named = registry === "jsr"
+    ? JSR_NAME.test(p.name)
+    : (npm ? NPM_NAME : PYPI_NAME).test(p.runner === "deno" ? p.name.replace(/^npm:/, "") : p.name);
+  if (!named || p.name.length > 214) {
+    return `name ${shown(p.name)} is not ${
+      { npm: "an npm", pypi: "a PyPI", jsr: "a JSR" }[registry]
+    } package name`;
   }
   return undefined;
 }

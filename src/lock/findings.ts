@@ -2,7 +2,7 @@
  * Gate 9 as `check` findings. Static: whether the adapter has a usable hermit.lock (and, without
  * one, the recommendation to make one), entries the manifest no longer has or does not have yet,
  * and package runner entries (`npx`, `npm exec`, `pnpm dlx`, `yarn dlx`, `bunx`, `uvx`, `uv tool
- * run`) that name no exact version and are not pinned by the lock, or whose package hermit cannot
+ * run`, `pipx run`, `deno run npm:…`) that name no exact version and are not pinned by the lock, or whose package hermit cannot
  * tell (an option it does not know, a runner started through `env` or a shell). Live
  * (when the health rule found tools missing): the adapter's servers started at their locked
  * versions and compared with the lock, each changed tool shown as a diff.
@@ -13,7 +13,7 @@ import type { Manifest } from "../manifest/types.ts";
 import { own } from "../platform/own.ts";
 import { shellQuote } from "../platform/shell_quote.ts";
 import { readLockState } from "./file.ts";
-import { isPinnable, packageOf, samePackage, type Unpinnable } from "./packages.ts";
+import { isPinnable, packageOf, pinHint, sameLockedPackage, type Unpinnable } from "./packages.ts";
 import { changeLines, plural, toolLabel } from "./report.ts";
 
 function shown(m: Manifest): string {
@@ -71,14 +71,14 @@ export function lockStaticFindings(m: Manifest): Finding[] {
     }
     if (ref.exact) continue;
     const locked = state.kind === "ok" ? own(state.lock.servers, u.name)?.package : undefined;
-    if (locked && locked.runner === ref.runner && samePackage(ref.runner, locked.name, ref.name)) {
+    if (locked && sameLockedPackage(locked, ref)) {
       add("ok", `mcp_servers.${u.name}: ${ref.name} is pinned by hermit.lock to ${locked.version}`);
     } else {
       add(
         "warning",
-        `mcp_servers.${u.name}: '${ref.via} ${ref.spec}' runs whatever version is newest at each start; pin it in hermit.yaml (${ref.name}${
-          ref.runner === "uvx" ? "==" : "@"
-        }X.Y.Z) or record the version that runs with '${lockCmd}'`,
+        `mcp_servers.${u.name}: '${ref.via} ${ref.spec}' runs whatever version is newest at each start; pin it in hermit.yaml (${
+          pinHint(ref)
+        }) or record the version that runs with '${lockCmd}'`,
       );
     }
   }

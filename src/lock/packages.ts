@@ -1,16 +1,18 @@
 /**
  * Which package a package runner runs, read from an entry's command and arguments as written:
- * `npx`, `npm exec`/`npm x`, `pnpm dlx`/`pnpx` and `yarn dlx` (npm packages, locked as `npx`),
- * `bunx`/`bun x`, `uvx`/`uv tool run`. The runner, the package name, the version asked for (if
- * any) and whether that is one exact version; or why it cannot be pinned: a path or URL, several
- * packages, an option hermit does not know before a bare word (it may take that word as its
- * value, so which package runs is unclear), a runner started through another command (`env npx`,
- * `sh -c "npx …"`), which hermit does not read. And the pin: the same arguments with the package
- * spec rewritten to the locked version (`pkg` → `pkg@1.2.3`; after `--from`, `pkg==1.2.3`), which
- * is what hermit spawns, never what it writes into the user's manifest. Pure.
+ * `npx`, `npm exec`/`npm x`, `pnpm dlx`/`pnpx` and `yarn dlx`, `bunx`/`bun x` (npm packages),
+ * `uvx`/`uv tool run` and `pipx run` (PyPI), `deno run npm:…`/`jsr:…` and `deno x`. The runner,
+ * the package name, the version asked for (if any) and whether that is one exact version; or why
+ * it cannot be pinned: a path or URL, several packages, an option hermit does not know before a
+ * bare word (it may take that word as its value, so which package runs is unclear), a runner
+ * started through another command (`env npx`, `sh -c "npx …"`), which hermit does not read. And
+ * the pin: the same arguments with the package spec rewritten to the locked version (`pkg` →
+ * `pkg@1.2.3`, `npm:pkg` → `npm:pkg@1.2.3`; after `--from`, `--spec` and for `pipx run`,
+ * `pkg==1.2.3`), which is what hermit spawns, never what it writes into the user's manifest. A
+ * locked package pins by its registry and name, whichever runner recorded it. Pure.
  */
 import { baseName, type Dialect, HOSTS, OPTIONS, scan, type Spec } from "./runner_options.ts";
-import type { LockedPackage, Runner } from "./types.ts";
+import type { LockedPackage, Registry, Runner } from "./types.ts";
 
 export interface PackageRef {
   runner: Runner;
@@ -26,8 +28,10 @@ export interface PackageRef {
   /** Where the spec is in `args`, and the text before it in that argument (`--package=`). */
   index: number;
   prefix: string;
-  /** `--from` (uv): a requirement (`pkg==1.2.3`) rather than a tool spec (`pkg@1.2.3`). */
+  /** `--from` (uv), `pipx run`: a requirement (`pkg==1.2.3`) rather than a tool spec (`pkg@1.2.3`). */
   requirement: boolean;
+  /** What follows the version in the argument (deno: a path in the package, `npm:pkg/sub`). */
+  suffix: string;
 }
 
 /** Not something hermit can pin (a git URL, a local path, several packages …), and why. */
@@ -48,6 +52,8 @@ interface Form {
   /** Where the runner's own arguments start, and package options met before them (npm's). */
   skip: number;
   before: Spec[];
+  /** deno run: the script is a package only when it says so (`npm:`, `jsr:`). */
+  scheme?: boolean;
 }
 
 /**
@@ -72,6 +78,10 @@ export function runnerOf(
   }
   const said = s.words.map((w) => w.text);
   const words = host.words.find((w) => w.every((x, k) => said[k] === x));
+  // `deno npm:pkg` is `deno run npm:pkg`
+  if (!words && dialect === "deno" && s.words.length && !s.dashed && SCHEME.test(said[0])) {
+    return { runner, dialect, via: base, skip: s.words[0].index, before: [], scheme: true };
+  }
   if (!words) return undefined;
   return {
     runner,
@@ -79,8 +89,13 @@ export function runnerOf(
     via: [base, ...words].join(" "),
     skip: s.words[words.length - 1].index + 1,
     before: dialect === "npm" ? s.options : [],
+    scheme: dialect === "deno" && words[0] === "run",
   };
 }
+
+/** deno's package specifiers, and the URLs it runs as they are served. */
+const SCHEME = /^(?:npm|jsr):/;
+const URL_SCRIPT = /^https?:\/\//i;
 
 const unclearWhy = (option: string) =>
   `${option} is not an option hermit knows, so which package runs is unclear`;
@@ -128,7 +143,7 @@ const EXACT_PEP440 =
  * test: what a manifest asks for, and what a lock may hold. Pure.
  */
 export function exactVersion(runner: Runner, version: string): boolean {
-  return (runner === "uvx" ? EXACT_PEP440 : EXACT_SEMVER).test(version);
+  return (isPython(runner) ? EXACT_PEP440 : EXACT_SEMVER).test(version);
 }
 
 /** The package an entry runs, undefined when its command runs none through a package runner. */
@@ -142,6 +157,15 @@ export function packageOf(
   const { runner, via, dialect } = form;
   const s = scan(args, form.skip, OPTIONS[dialect], 1);
   if (s.unclear) return { runner, via, why: unclearWhy(s.unclear), unclear: s.unclear };
+  if (form.scheme && s.words.length && !SCHEME.test(s.words[0].text)) {
+    // deno run of a script: a local file runs no package; a URL runs whatever it serves
+    if (!URL_SCRIPT.test(s.words[0].text)) return undefined;
+    return {
+      runner,
+      via,
+      why: `'${s.words[0].text}' is a URL: deno runs what it serves, which has no version`,
+    };
+  }
   const late = dialect === "npm" && s.words.length && !s.dashed
     ? npmLateOption(args, s.words[0].index + 1)
     : undefined;
@@ -151,7 +175,11 @@ export function packageOf(
   const word = s.words[0];
   const pick = found[0] ?? (word ? { index: word.index, prefix: "", spec: word.text } : undefined);
   if (!pick) return { runner, via, why: "it names no package" };
-  const parsed = runner === "uvx" ? parsePythonSpec(pick.spec) : parseNpmSpec(pick.spec);
+  const parsed = isPython(runner)
+    ? parsePythonSpec(pick.spec)
+    : runner === "deno"
+    ? parseDenoSpec(pick.spec)
+    : parseNpmSpec(pick.spec);
   if ("why" in parsed) return { runner, via, why: parsed.why };
   return {
     runner,
@@ -163,8 +191,25 @@ export function packageOf(
     spec: pick.spec,
     index: pick.index,
     prefix: pick.prefix,
-    requirement: runner === "uvx" && found.length > 0,
+    requirement: runner === "pipx run" || (runner === "uvx" && found.length > 0),
+    suffix: "suffix" in parsed ? parsed.suffix as string : "",
   };
+}
+
+/** The runners of Python packages (PyPI), whose versions are PEP 440 and names PEP 503. */
+export function isPython(runner: Runner): boolean {
+  return runner === "uvx" || runner === "pipx run";
+}
+
+/** Where `name` comes from when `runner` runs it (deno: by its `npm:` or `jsr:` scheme). */
+export function registryOf(runner: Runner, name: string): Registry {
+  if (isPython(runner)) return "pypi";
+  return runner === "deno" && name.startsWith("jsr:") ? "jsr" : "npm";
+}
+
+/** How to ask for one exact version of the package in hermit.yaml, for messages. */
+export function pinHint(ref: PackageRef): string {
+  return `${ref.name}${isPython(ref.runner) ? "==" : "@"}X.Y.Z`;
 }
 
 export function isPinnable(p: PackageRef | Unpinnable | undefined): p is PackageRef {
@@ -180,6 +225,20 @@ export function parseNpmSpec(spec: string): { name: string; requested?: string }
   return { name: m[1], requested: m[2] };
 }
 
+/**
+ * deno's `npm:name@range/path` and `jsr:@scope/name@range/path`, or a bare npm name (`deno x`);
+ * the name keeps its scheme, as written.
+ */
+export function parseDenoSpec(
+  spec: string,
+): { name: string; requested?: string; suffix: string } | { why: string } {
+  const m = /^(npm:|jsr:)?((?:@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*)(?:@([^/]+))?(\/.*)?$/i.exec(spec);
+  if (!m || (m[1] === "jsr:" && !m[2].startsWith("@"))) {
+    return { why: `'${spec}' is not a package from npm or JSR (npm:name, jsr:@scope/name)` };
+  }
+  return { name: (m[1] ?? "") + m[2], requested: m[3], suffix: m[4] ?? "" };
+}
+
 /** `name`, `name[extra]`, `name==1.2`, `name@1.2` (uvx's tool@version), `name>=1`. */
 export function parsePythonSpec(spec: string): { name: string; requested?: string } | { why: string } {
   const m = /^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*(?:(==|@)\s*([^,;\s]+)|([<>=!~][^;]*))?$/.exec(
@@ -191,9 +250,18 @@ export function parsePythonSpec(spec: string): { name: string; requested?: strin
 
 /** Compare package names as their registries do (PyPI: case and -_. runs are the same). */
 export function samePackage(runner: Runner, a: string, b: string): boolean {
-  if (runner !== "uvx") return a === b;
-  const norm = (s: string) => s.replace(/\[.*$/, "").toLowerCase().replace(/[-_.]+/g, "-");
-  return norm(a) === norm(b);
+  return packageKey(runner, a) === packageKey(runner, b);
+}
+
+/** The same package, whichever runner names it (a lock's npx entry pins `pnpm dlx` and `deno`). */
+export function sameLockedPackage(a: { runner: Runner; name: string }, b: { runner: Runner; name: string }) {
+  return packageKey(a.runner, a.name) === packageKey(b.runner, b.name);
+}
+
+function packageKey(runner: Runner, name: string): string {
+  const registry = registryOf(runner, name);
+  if (registry === "pypi") return `pypi:${name.replace(/\[.*$/, "").toLowerCase().replace(/[-_.]+/g, "-")}`;
+  return `${registry}:${name.replace(/^(?:npm|jsr):/, "")}`;
 }
 
 /**
@@ -206,9 +274,10 @@ export function pinArgs(
   locked: LockedPackage | undefined,
 ): string[] {
   const ref = packageOf(command, args);
-  if (!locked || !isPinnable(ref) || ref.exact || ref.runner !== locked.runner) return [...args];
-  if (!samePackage(ref.runner, ref.name, locked.name)) return [...args];
-  const spec = ref.requirement ? `${ref.name}==${locked.version}` : `${ref.name}@${locked.version}`;
+  if (!locked || !isPinnable(ref) || ref.exact || !sameLockedPackage(ref, locked)) return [...args];
+  const spec = ref.requirement
+    ? `${ref.name}==${locked.version}`
+    : `${ref.name}@${locked.version}${ref.suffix}`;
   const out = [...args];
   out[ref.index] = ref.prefix + spec;
   return out;

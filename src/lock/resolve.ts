@@ -1,10 +1,11 @@
 /**
- * Which version of a package a runner entry (`npx`, `npm exec`, `pnpm dlx`, `bunx`, `uvx` …)
+ * Which version of a package a runner entry (`npx`, `npm exec`, `pnpm dlx`, `bunx`, `uvx`, `pipx
+ * run` …)
  * really ran. The runner resolves the spec itself (the registry's newest, a range, whatever is
  * already installed locally), so hermit looks at what it started: the processes in the upstream's
  * process group (Linux: their command lines in /proc), each absolute path in them followed to the
  * installed package it lies in — the `package.json` of that name above it (npm, bun), or the
- * `<name>-<version>.dist-info` of the environment it belongs to (uv). Where process command lines
+ * `<name>-<version>.dist-info` of the environment it belongs to (uv, pipx). Where process command lines
  * cannot be read, the runner's own cache says: npm's `_npx/<hash>/package.json` records the specs
  * it was made for (npx and npm exec only: what pnpm or yarn ran is not there), bunx keeps one
  * directory per spec in the temporary directory.
@@ -14,7 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import process from "node:process";
 import { groupMembers } from "../platform/proc.ts";
-import { type PackageRef, samePackage } from "./packages.ts";
+import { isPython, type PackageRef, samePackage } from "./packages.ts";
 
 /** The version that ran, or undefined when it cannot be told. */
 export function versionThatRan(
@@ -82,7 +83,7 @@ function inRootOf(pid: number, file: string): string | undefined {
  */
 export function versionAtPath(ref: PackageRef, file: string, resolved = false): string | undefined {
   if (!path.isAbsolute(file) || !existsSync(file)) return undefined;
-  if (ref.runner === "uvx") return pythonEnvVersion(ref.name, file);
+  if (isPython(ref.runner)) return pythonEnvVersion(ref.name, file);
   let dir: string;
   try {
     dir = path.dirname(resolved ? file : realpathSync(file));
@@ -130,7 +131,7 @@ export function versionFromCache(
   env: Readonly<Record<string, string | undefined>>,
   platform: NodeJS.Platform = process.platform,
 ): string | undefined {
-  if (ref.runner === "npx" && (ref.via === "npx" || ref.via.startsWith("npm "))) {
+  if (ref.runner === "npx" || ref.runner === "npm exec") {
     const cache = env.npm_config_cache ?? env.NPM_CONFIG_CACHE ??
       (platform === "win32" && env.LOCALAPPDATA
         ? path.join(env.LOCALAPPDATA, "npm-cache")

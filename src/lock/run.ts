@@ -20,7 +20,7 @@ import { withGateway } from "../mcp/diagnostics.ts";
 import type { LiveUpstream } from "../mcp/gateway.ts";
 import { buildLock, compareLocks, type LiveServer, type LockChanges } from "./build.ts";
 import { readLockState } from "./file.ts";
-import { isPinnable, packageOf } from "./packages.ts";
+import { isPinnable, packageOf, pinHint } from "./packages.ts";
 import { versionThatRan } from "./resolve.ts";
 import type { Lock, LockState } from "./types.ts";
 
@@ -107,9 +107,9 @@ function liveServer(
     version = versionThatRan(ref, conn.pid, childEnv(env, value, process.platform));
     if (!version && !ref.exact) {
       notes.push(
-        `mcp_servers.${u.name}: could not tell which version of ${ref.name} ${ref.runner} ran; pin it in hermit.yaml (${ref.name}${
-          ref.runner === "uvx" ? "==" : "@"
-        }X.Y.Z)`,
+        `mcp_servers.${u.name}: could not tell which version of ${ref.name} ${ref.via} ran; pin it in hermit.yaml (${
+          pinHint(ref)
+        })`,
       );
     }
   }

@@ -1,14 +1,16 @@
 /**
  * Each package runner's command-line grammar, as its own documentation and parser have it (npm's
  * config definitions and npx's argument parser, uv's `tool run` reference, `bun x --help`, pnpm's
- * and yarn's dlx): the options without a value, those that take one, the ones that name the
+ * and yarn's dlx, `pipx run --help`, `deno run --help` and `deno x --help` of deno 2.9): the
+ * options without a value (deno's `--allow-read[=…]` takes one only after `=`), those that take
+ * one, the ones that name the
  * package, the commands that are runners (or run one after their subcommand words: `npm exec`),
  * and the scan of an argument list by them. An option that is in neither list, followed by a bare
  * word, stops the scan: that word may be its value, so which package runs is unclear. Pure.
  */
 import type { Runner } from "./types.ts";
 
-export type Dialect = "npx" | "npm" | "pnpm" | "yarn" | "bunx" | "uvx";
+export type Dialect = "npx" | "npm" | "pnpm" | "yarn" | "bunx" | "uvx" | "pipx" | "deno";
 
 export interface Options {
   flags: Set<string>;
@@ -106,19 +108,47 @@ export const OPTIONS: Record<Dialect, Options> = {
     packages: set("--package -p"),
   },
   uvx: { flags: set(UV_FLAGS), values: set(UV_VALUES), packages: set("--from") },
+  pipx: {
+    flags: set(`--no-cache --pypackages --system-site-packages --editable -e --verbose -v --quiet -q
+      --fetch-missing-python --path --help -h --global --version`),
+    values: set("--python --index-url -i --pip-args"),
+    packages: set("--spec"),
+  },
+  deno: {
+    flags: set(
+      longs(`allow-all permission-set no-prompt allow-read allow-write allow-import allow-net allow-env
+        allow-sys allow-run allow-ffi deny-read deny-write deny-net deny-env deny-sys deny-run deny-ffi
+        deny-import ignore-env ignore-read yes ignore-scripts check no-check env-file allow-scripts
+        no-remote no-npm node-modules-dir vendor no-config reload no-lock frozen frozen-lockfile
+        unsafely-ignore-certificate-errors cached-only v8-flags watch hmr watch-exclude no-clear-screen
+        no-code-cache coverage use-env-proxy inspect inspect-brk inspect-wait quiet help`),
+      "-A -P -R -W -I -N -E -S -y -r -q -h",
+    ),
+    values: set(`--import-map --node-modules-linker --config -c --cert --min-dep-age --location --ext
+      --seed --preload --require --conditions --inspect-publish-uid --lock --install-alias --log-level -L`),
+    packages: set("--package -p"),
+  },
 };
 
-/** The commands that are runners, or run one after their subcommand words (`npm exec`). */
+/**
+ * The commands that are runners, or run one after their subcommand words (`npm exec`), and the
+ * runner the lock records for each (aliases folded: `npm x` is `npm exec`, `bun x` is `bunx`).
+ * deno runs a package only when its script is `npm:…` or `jsr:…` (`deno run`, or `deno npm:…`);
+ * `deno x` and `dx` read a bare name as an npm package, as npx does.
+ */
 export const HOSTS: Record<string, { dialect: Dialect; runner: Runner; words: string[][] }> = {
   npx: { dialect: "npx", runner: "npx", words: [[]] },
-  npm: { dialect: "npm", runner: "npx", words: [["exec"], ["x"]] },
-  pnpx: { dialect: "pnpm", runner: "npx", words: [[]] },
-  pnpm: { dialect: "pnpm", runner: "npx", words: [["dlx"]] },
-  yarn: { dialect: "yarn", runner: "npx", words: [["dlx"]] },
+  npm: { dialect: "npm", runner: "npm exec", words: [["exec"], ["x"]] },
+  pnpx: { dialect: "pnpm", runner: "pnpm dlx", words: [[]] },
+  pnpm: { dialect: "pnpm", runner: "pnpm dlx", words: [["dlx"]] },
+  yarn: { dialect: "yarn", runner: "yarn dlx", words: [["dlx"]] },
   bunx: { dialect: "bunx", runner: "bunx", words: [[]] },
   bun: { dialect: "bunx", runner: "bunx", words: [["x"]] },
   uvx: { dialect: "uvx", runner: "uvx", words: [[]] },
   uv: { dialect: "uvx", runner: "uvx", words: [["tool", "run"]] },
+  pipx: { dialect: "pipx", runner: "pipx run", words: [["run"]] },
+  deno: { dialect: "deno", runner: "deno", words: [["run"], ["x"]] },
+  dx: { dialect: "deno", runner: "deno", words: [[]] },
 };
 
 export function baseName(command: string): string {

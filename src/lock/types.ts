@@ -9,8 +9,27 @@ import type { ToolDefinition } from "./definition.ts";
 export const LOCK_FILE = "hermit.lock";
 export const LOCK_FORMAT = 1;
 
-/** How a stdio entry gets its package: `npx`, `bunx` (or `bun x`), `uvx`. */
-export type Runner = "npx" | "bunx" | "uvx";
+/**
+ * How a stdio entry gets its package, as the lock records it: the runner that really runs it, its
+ * aliases folded (`npm x` is `npm exec`, `pnpx` is `pnpm dlx`, `bun x` is `bunx`, `uv tool run`
+ * is `uvx`); `deno` is `deno run` and `deno x` (its package is `npm:name` or `jsr:@scope/name`).
+ * Locks written before this knew only npx, bunx and uvx, and recorded `npm exec`, `pnpm dlx` and
+ * `yarn dlx` as npx: a package pins by its registry and name, so those still pin.
+ */
+export const RUNNERS = [
+  "npx",
+  "npm exec",
+  "pnpm dlx",
+  "yarn dlx",
+  "bunx",
+  "uvx",
+  "pipx run",
+  "deno",
+] as const;
+export type Runner = typeof RUNNERS[number];
+
+/** Where a runner's packages come from: npm's registry, PyPI, or JSR (deno's `jsr:`). */
+export type Registry = "npm" | "pypi" | "jsr";
 
 export interface LockedPackage {
   runner: Runner;
@@ -25,7 +44,7 @@ export interface LockedTool {
 }
 
 export interface LockedServer {
-  /** `npx`/`bunx`/`uvx` entries: the package and the version that ran. */
+  /** Package runner entries (npx, uvx, …): the package and the version that ran. */
   package?: LockedPackage;
   /** Remote entries: the URL as written in hermit.yaml (never interpolated: no secrets). */
   url?: string;

@@ -175,7 +175,7 @@ export function failureHint(
   const text = stderrTail.join("\n");
   if (policy.network.mode === "none" && /ENOTCACHED/.test(text)) {
     const pkg = launch && packageOf(launch.command, launch.args);
-    const fetch = isPinnable(pkg) && pkg.runner === "npx"
+    const fetch = isPinnable(pkg) && (pkg.runner === "npx" || pkg.runner === "npm exec")
       ? `${pkg.spec} is not in npm's cache: fetch it once with 'npx -y --package ${pkg.spec} -- node --version' (runs none of its code)`
       : "its package is not in npm's cache: run it once with the network to fill the cache";
     return `it runs in the sandbox (${summary(e)}), where npm is offline, and ${fetch}, then start it again`;

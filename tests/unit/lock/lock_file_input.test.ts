@@ -131,6 +131,36 @@ describe("hermit.lock's package entries", () => {
     }
   });
 
+  it("every runner the lock records reads back; deno's names keep their npm: or jsr: scheme", () => {
+    const cases: [Runner, string, string][] = [
+      ["npx", "left-pad", "1.3.0"], // a lock from before recorded npm exec, pnpm dlx and yarn dlx so
+      ["npm exec", "left-pad", "1.3.0"],
+      ["pnpm dlx", "left-pad", "1.3.0"],
+      ["yarn dlx", "left-pad", "1.3.0"],
+      ["pipx run", "mcp-server-fetch", "2025.4.7"],
+      ["deno", "npm:@scope/srv", "1.0.0"],
+      ["deno", "srv", "1.0.0"],
+      ["deno", "jsr:@std/http", "1.0.9"],
+    ];
+    for (const [runner, name, version] of cases) {
+      const r = parseLock(lockWith(runner, name, version));
+      assert.ok("lock" in r, `${runner} ${name}: ${why(r)}`);
+      assert.deepEqual(r.lock.servers.ev.package, { runner, name, version });
+    }
+    const bad: [Runner, string, string, RegExp][] = [
+      ["deno", "npm:git+https://x/y.git", "1.0.0", /name .* is not an npm package name/],
+      ["deno", "npm:npm:x", "1.0.0", /is not an npm package name/],
+      ["deno", "jsr:std", "1.0.0", /is not a JSR package name/],
+      ["deno", "jsr:@std/http", "^1", /version "\^1" is not one exact version/],
+      ["pipx run", "x", "^1", /version "\^1" is not one exact version \(PEP 440/],
+    ];
+    for (const [runner, name, version, want] of bad) {
+      assert.match(why(parseLock(lockWith(runner, name, version))), want);
+    }
+    const other = lockWith("npx", "left-pad", "1.3.0").replace("runner: npx", "runner: curl");
+    assert.match(why(parseLock(other)), /^servers\.ev\.package must be \{ runner: npx\|npm exec\|/);
+  });
+
   it("a very long value is shown shortened, still on one line", () => {
     const w = why(parseLock(lockWith("npx", "left-pad", "https://x/" + "a".repeat(500))));
     assert.ok(w.length < 200, w);

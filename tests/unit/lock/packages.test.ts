@@ -76,7 +76,15 @@ describe("the pin at spawn", () => {
     assert.deepEqual(pinArgs("npx", ["-y", "@scope/srv@2.0.0"], locked), ["-y", "@scope/srv@2.0.0"]);
     assert.deepEqual(pinArgs("npx", ["-y", "other"], locked), ["-y", "other"]);
     assert.deepEqual(pinArgs("npx", ["-y", "@scope/srv"], undefined), ["-y", "@scope/srv"]);
-    assert.deepEqual(pinArgs("bunx", ["@scope/srv"], locked), ["@scope/srv"], "another runner");
+    assert.deepEqual(pinArgs("uvx", ["srv"], { ...locked, name: "srv" }), ["srv"], "another registry");
+  });
+  it("pins the package whichever npm runner locked it: the registry and name are what ran", () => {
+    assert.deepEqual(pinArgs("bunx", ["@scope/srv"], locked), ["@scope/srv@1.2.3"]);
+    assert.deepEqual(pinArgs("deno", ["run", "-A", "npm:@scope/srv"], locked), [
+      "run",
+      "-A",
+      "npm:@scope/srv@1.2.3",
+    ]);
   });
   it("pins uvx as uvx spells it: tool@version, or a == requirement after --from", () => {
     const py = { runner: "uvx" as const, name: "mcp-server-fetch", version: "2025.4.7" };

@@ -3,7 +3,9 @@
  * value never makes its value the package, and one hermit does not know before a bare word makes
  * the package unclear (not pinned, and check says so, never a decoy recorded as locked); `npm
  * exec`/`npm x`, `pnpm dlx`/`pnpx`, `yarn dlx`, `bun x` and `uv tool run` are read and pinned as
- * npx, bunx and uvx are; a runner started through another command (`env npx`, `sh -c "npx …"`) is
+ * npx, bunx and uvx are, and the lock records the runner that runs (a lock from before, which
+ * recorded them as npx, still pins them); `pipx run` and `deno run npm:…`/`jsr:…`/`deno x` are
+ * read and pinned too; a runner started through another command (`env npx`, `sh -c "npx …"`) is
  * not read, and check says the package it runs is not pinned.
  */
 import assert from "node:assert/strict";
@@ -105,11 +107,12 @@ describe("the other ways of running a package", () => {
   const spec = `${EVERYTHING}@^2026.1.0`;
   const locked = { runner: "npx" as const, name: EVERYTHING, version: "2026.1.14" };
 
-  it("npm exec and npm x are npx: read, recorded, warned about and pinned", () => {
+  it("npm exec and npm x are read, recorded as npm exec, warned about and pinned (by an npx lock too)", () => {
     const args = ["exec", "-y", "--", spec, "stdio"];
     const r = ref("npm", args);
-    assert.deepEqual([r.runner, r.name, r.requested, r.index], ["npx", EVERYTHING, "^2026.1.0", 3]);
-    assert.deepEqual(recorded("npm", args, "2026.1.14").package, locked);
+    assert.deepEqual([r.runner, r.name, r.requested, r.index], ["npm exec", EVERYTHING, "^2026.1.0", 3]);
+    assert.deepEqual(recorded("npm", args, "2026.1.14").package, { ...locked, runner: "npm exec" });
+    assert.equal(recorded("/usr/bin/npm", ["x", spec], "2026.1.14").package?.runner, "npm exec");
     assert.ok(lockWarnings("npm", args).some((w) => w.includes(`'npm exec ${spec}' runs whatever version`)));
     assert.deepEqual(pinArgs("npm", args, locked), ["exec", "-y", "--", `${EVERYTHING}@2026.1.14`, "stdio"]);
     assert.deepEqual(pinArgs("/usr/bin/npm", ["x", "--yes", spec], locked), [
@@ -142,7 +145,9 @@ describe("the other ways of running a package", () => {
     assert.ok(
       lockWarnings("yarn", ["dlx", spec]).some((w) => w.includes(`'yarn dlx ${spec}' runs whatever version`)),
     );
-    assert.equal(recorded("pnpm", ["dlx", spec], "2026.1.14").package?.version, "2026.1.14");
+    assert.deepEqual(recorded("pnpm", ["dlx", spec], "2026.1.14").package, { ...locked, runner: "pnpm dlx" });
+    assert.equal(recorded("pnpx", [spec], "2026.1.14").package?.runner, "pnpm dlx");
+    assert.equal(recorded("yarn", ["dlx", spec], "2026.1.14").package?.runner, "yarn dlx");
   });
 
   it("uv tool run is uvx, bun x is bunx", () => {
@@ -167,6 +172,109 @@ describe("the other ways of running a package", () => {
       ),
     );
     assert.equal(ref("bun", ["x", "--bun", "srv@^1"]).runner, "bunx");
+    assert.equal(recorded("uv", ["tool", "run", "mcp-server-fetch"], "2025.4.7").package?.runner, "uvx");
+  });
+
+  it("pipx run is read and pinned: the app as a requirement, or what --spec names", () => {
+    const py = { runner: "pipx run" as const, name: "mcp-server-fetch", version: "2025.4.7" };
+    const r = ref("pipx", ["run", "mcp-server-fetch"]);
+    assert.deepEqual([r.runner, r.via, r.name, r.exact], ["pipx run", "pipx run", "mcp-server-fetch", false]);
+    assert.deepEqual(pinArgs("pipx", ["run", "mcp-server-fetch", "--x"], py), [
+      "run",
+      "mcp-server-fetch==2025.4.7",
+      "--x",
+    ]);
+    assert.deepEqual(
+      pinArgs("pipx", ["--quiet", "run", "--python", "3.12", "--spec", "mcp_server_fetch>=2", "fetch"], py),
+      [
+        "--quiet",
+        "run",
+        "--python",
+        "3.12",
+        "--spec",
+        "mcp_server_fetch==2025.4.7",
+        "fetch",
+      ],
+    );
+    assert.equal(ref("pipx", ["run", "mcp-server-fetch==2025.4.7"]).exact, true);
+    assert.deepEqual(recorded("pipx", ["run", "mcp-server-fetch"], "2025.4.7").package, py);
+    assert.ok(
+      lockWarnings("pipx", ["run", "mcp-server-fetch"]).some((w) =>
+        w.includes("'pipx run mcp-server-fetch' runs whatever version") &&
+        w.includes("mcp-server-fetch==X.Y.Z")
+      ),
+    );
+    // a uvx lock of the same PyPI package pins it, an npm one never does
+    assert.deepEqual(pinArgs("pipx", ["run", "mcp-server-fetch"], { ...py, runner: "uvx" }), [
+      "run",
+      "mcp-server-fetch==2025.4.7",
+    ]);
+    assert.deepEqual(pinArgs("pipx", ["run", "mcp-server-fetch"], { ...py, runner: "npx" }), [
+      "run",
+      "mcp-server-fetch",
+    ]);
+    assert.ok(!isPinnable(packageOf("pipx", ["run", "--spec", "git+https://x/y.git", "y"])));
+  });
+
+  it("deno run npm:/jsr:, deno npm:, deno x and dx are read and pinned; a local script is none, a URL is warned about", () => {
+    const npm = { runner: "deno" as const, name: `npm:${EVERYTHING}`, version: "2026.1.14" };
+    assert.deepEqual(pinArgs("deno", ["run", "-A", `npm:${EVERYTHING}`, "stdio"], npm), [
+      "run",
+      "-A",
+      `npm:${EVERYTHING}@2026.1.14`,
+      "stdio",
+    ]);
+    assert.deepEqual(
+      pinArgs("deno", ["run", "--allow-read", "--config", "c.json", `npm:${spec}/dist/cli.js`], npm),
+      [
+        "run",
+        "--allow-read",
+        "--config",
+        "c.json",
+        `npm:${EVERYTHING}@2026.1.14/dist/cli.js`,
+      ],
+    );
+    assert.deepEqual(pinArgs("deno", ["-A", `npm:${EVERYTHING}`], npm), [
+      "-A",
+      `npm:${EVERYTHING}@2026.1.14`,
+    ]);
+    assert.deepEqual(pinArgs("deno", ["x", "-y", EVERYTHING], locked), [
+      "x",
+      "-y",
+      `${EVERYTHING}@2026.1.14`,
+    ]);
+    assert.deepEqual(pinArgs("dx", [`npm:${EVERYTHING}`], locked), [`npm:${EVERYTHING}@2026.1.14`]);
+    assert.deepEqual(recorded("deno", ["run", "-A", `npm:${EVERYTHING}`], "2026.1.14").package, npm);
+    const jsr = { runner: "deno" as const, name: "jsr:@std/http", version: "1.0.9" };
+    assert.deepEqual(pinArgs("deno", ["run", "-N", "jsr:@std/http/file-server"], jsr), [
+      "run",
+      "-N",
+      "jsr:@std/http@1.0.9/file-server",
+    ]);
+    assert.deepEqual(
+      pinArgs("deno", ["run", "npm:@std/http"], jsr),
+      ["run", "npm:@std/http"],
+      "another registry",
+    );
+    assert.equal(ref("deno", ["run", "jsr:@std/http@1.0.9/file-server"]).exact, true);
+    assert.ok(
+      lockWarnings("deno", ["run", "-A", `npm:${EVERYTHING}`]).some((w) =>
+        w.includes(`'deno run npm:${EVERYTHING}' runs whatever version`) &&
+        w.includes(`npm:${EVERYTHING}@X.Y.Z`)
+      ),
+    );
+    assert.equal(packageOf("deno", ["run", "-A", "server.ts"]), undefined);
+    assert.equal(packageOf("deno", ["task", "start"]), undefined);
+    const url = packageOf("deno", ["run", "-A", "https://example.com/mcp.ts"]);
+    assert.ok(url && !isPinnable(url));
+    assert.ok(
+      lockWarnings("deno", ["run", "-A", "https://example.com/mcp.ts"]).some((w) =>
+        /cannot be pinned/.test(w)
+      ),
+    );
+    assert.ok(
+      lockWarnings("deno", ["run", "--unknown-flag", "x", "npm:srv"]).some((w) => /not pinned/.test(w)),
+    );
   });
 
   it("npm's cache tells nothing about what pnpm or yarn ran", () => {
