@@ -29,7 +29,7 @@ export function lockStaticFindings(m: Manifest): Finding[] {
   if (state.kind === "invalid") {
     add(
       "problem",
-      `hermit.lock cannot be used (${state.why}): no upstream tool is served; rewrite it with '${lockCmd}'`,
+      `hermit.lock cannot be used (${state.why}): no upstream server starts; fix it (resolve a merge conflict) or review and rewrite it with '${lockCmd}'`,
     );
   } else if (state.kind === "none" && upstreams.length) {
     add(

@@ -2,17 +2,23 @@
  * The lock as a running gateway holds it: the adapter's `hermit.lock` read at start and re-read
  * when the file changes (polled, so a long-lived service sees a `hermit lock` run elsewhere and
  * serves an accepted tool again without a restart), the verdict for each upstream tool, logged
- * once per withheld definition with what changed, and the package version to pin at spawn.
+ * once per withheld definition with what changed, and the package version to pin at spawn. A lock
+ * that is there but cannot be used (a merge conflict, a hand-edited version) starts no upstream at
+ * all (fail closed: what would run is what the lock was to hold down); once it reads again, the
+ * gateway starts them.
  * `mode`: `enforce` (serve, the service, call, tools), `pin` (check's comparison: run the locked
  * versions, withhold nothing), `off` (`hermit lock` itself: run what the manifest says).
  */
 import { log } from "../log.ts";
 import { own } from "../platform/own.ts";
-import { lockStamp, readLockState } from "./file.ts";
+import { lockPath, lockStamp, readLockState } from "./file.ts";
 import type { LockedPackage, LockState } from "./types.ts";
 import { judgeTool, type LiveTool, type Withheld } from "./verdict.ts";
 
 export type LockMode = "enforce" | "pin" | "off";
+
+/** In every refusal to start an upstream because hermit.lock cannot be used. */
+export const LOCK_REFUSAL = "so no upstream server starts";
 
 /** How often a running gateway looks at hermit.lock for changes. */
 export const LOCK_POLL_MS = 2000;
@@ -38,7 +44,19 @@ export class LockGate {
     this.#onChange = opts.onChange;
     if (this.#mode === "off") return;
     this.#read();
-    if (this.#state.kind === "invalid") log.error(`hermit.lock cannot be used: ${this.#state.why}`);
+    if (this.#state.kind === "invalid") log.error(this.#unusable(this.#state.why));
+  }
+
+  /** Why `server` may not start now (enforce: the lock is there but cannot be used), if so. */
+  startRefusal(server: string): string | undefined {
+    if (this.#mode !== "enforce" || this.#state.kind !== "invalid") return undefined;
+    return `refused: mcp_servers.${server} not started: ${this.#unusable(this.#state.why)}`;
+  }
+
+  #unusable(why: string): string {
+    return `${
+      lockPath(this.#dir)
+    } cannot be used (${why}), ${LOCK_REFUSAL}; fix it (resolve a merge conflict) or review and rewrite it with '${this.#acceptWith}'`;
   }
 
   get state(): LockState {
@@ -60,7 +78,8 @@ export class LockGate {
     this.#timer = setInterval(() => {
       if (lockStamp(this.#dir) === this.#stamp) return;
       this.#read();
-      log.info(`hermit.lock changed; tools are checked against it again`);
+      if (this.#state.kind === "invalid") log.error(this.#unusable(this.#state.why));
+      else log.info(`hermit.lock changed; tools are checked against it again`);
       this.#onChange();
     }, LOCK_POLL_MS);
     (this.#timer as { unref?: () => void }).unref?.();

@@ -40,7 +40,7 @@ import type { LiveUpstream, UpstreamOwner, UpstreamStatus } from "./upstream_typ
 import { type Clock, realClock } from "../platform/clock.ts";
 import type { SandboxHost } from "../sandbox/host.ts";
 import { Transports } from "./gateway_transports.ts";
-import { LockGate, type LockMode } from "../lock/gate.ts";
+import { LOCK_REFUSAL, LockGate, type LockMode } from "../lock/gate.ts";
 import type { Withheld } from "../lock/verdict.ts";
 import { shellQuote } from "../platform/shell_quote.ts";
 
@@ -86,6 +86,8 @@ export class Gateway {
   readonly #events: GatewayEvents;
   /** How children and upstreams are reached: command-tool context, transports, OAuth, the sandbox. */
   readonly #transports: Transports;
+  /** What each upstream connection gets from the gateway (kept to start one anew). */
+  #owner: UpstreamOwner | undefined;
 
   constructor(manifest: Manifest, opts: GatewayOptions = {}) {
     this.manifest = manifest;
@@ -93,9 +95,17 @@ export class Gateway {
     this.lock = new LockGate(manifest.dir, {
       mode: opts.lock ?? "enforce",
       acceptWith: `hermit lock ${shellQuote(manifest.dir)}`,
-      onChange: () => this.#events.emit("tools"),
+      onChange: () => {
+        this.#startRefusedByLock();
+        this.#events.emit("tools");
+      },
     });
-    this.#transports = new Transports(manifest, { ...opts, env: this.#env, pin: (u) => this.lock.pinFor(u) });
+    this.#transports = new Transports(manifest, {
+      ...opts,
+      env: this.#env,
+      pin: (u) => this.lock.pinFor(u),
+      startRefusal: (u) => this.lock.startRefusal(u),
+    });
     this.#toolSlots = new ToolSlots(manifest.serve.maxToolProcesses);
     const platform = opts.platform ?? process.platform;
     this.#schemaCache = opts.schemaCache === null ? undefined : opts.schemaCache ??
@@ -119,7 +129,7 @@ export class Gateway {
     for (const r of this.refusals) log.error(refusalLine(r));
     const active = activeSources(manifest, this.refusals.map((r) => r.where), false);
     // what each upstream connection gets from the gateway: not reachable from outside
-    const owner: UpstreamOwner = {
+    const owner: UpstreamOwner = this.#owner = {
       clock: opts.clock ?? realClock,
       schemaCache: this.#schemaCache,
       openTransport: (u) => this.#transports.open(u),
@@ -154,6 +164,20 @@ export class Gateway {
       caps.resources ? this.content.listResources(true).catch(() => {}) : undefined,
       caps.resources ? this.content.listResourceTemplates(true).catch(() => {}) : undefined,
     ]);
+  }
+
+  /**
+   * hermit.lock reads again after it could not be used: the upstreams it kept from starting start
+   * now (a refusal is final for a connection, so each gets a new one).
+   */
+  #startRefusedByLock(): void {
+    if (this.lock.state.kind === "invalid" || !this.#owner) return;
+    for (const [name, u] of this.#upstreams) {
+      if (!u.status().refused || !u.status().lastError?.includes(LOCK_REFUSAL)) continue;
+      const fresh = new UpstreamConnection(u.config, this.#owner);
+      this.#upstreams.set(name, fresh);
+      void fresh.start();
+    }
   }
 
   async stop(): Promise<void> {

@@ -11,7 +11,7 @@ import type { Manifest, Upstream } from "../manifest/types.ts";
 import { SandboxHost } from "../sandbox/host.ts";
 import type { CommandToolContext } from "./command_tool.ts";
 import { createRuntimeAuth, type RuntimeAuth } from "./oauth/runtime_provider.ts";
-import { buildTransport, type BuiltTransport } from "./upstream_transport.ts";
+import { buildTransport, type BuiltTransport, UpstreamRefused } from "./upstream_transport.ts";
 import type { LockedPackage } from "../lock/types.ts";
 
 export interface TransportOptions {
@@ -22,6 +22,8 @@ export interface TransportOptions {
   transportFactory?: (u: Upstream) => Transport;
   /** The package version hermit.lock pins an upstream to. */
   pin?: (server: string) => LockedPackage | undefined;
+  /** Why hermit.lock lets an upstream not start now (it cannot be used), if it does not. */
+  startRefusal?: (server: string) => string | undefined;
   /** Files no child may read: a service's `--token-file`. */
   hermitSecrets?: readonly string[];
 }
@@ -55,6 +57,8 @@ export class Transports {
   }
 
   open(u: Upstream): BuiltTransport | Promise<BuiltTransport> {
+    const refused = this.#opts.startRefusal?.(u.name);
+    if (refused) throw new UpstreamRefused(refused);
     if (this.#opts.transportFactory) {
       return { transport: this.#opts.transportFactory(u), describe: "in process", unresolved: [] };
     }
