@@ -9,7 +9,7 @@ import type { Upstream } from "../manifest/types.ts";
 import { definitionOf, hashDefinition, type ToolDefinition } from "./definition.ts";
 import { own, setOwn } from "../platform/own.ts";
 import { isPinnable, packageOf } from "./packages.ts";
-import type { Lock, LockedServer } from "./types.ts";
+import type { Lock, LockedPackage, LockedServer } from "./types.ts";
 import { LOCK_FORMAT } from "./types.ts";
 import type { LiveTool } from "./verdict.ts";
 
@@ -20,6 +20,8 @@ export interface LiveServer {
   serverInfo?: { name: string; version: string };
   /** The package version that ran (npx/bunx/uvx entries), when it could be told. */
   version?: string;
+  /** uv: the version of each package `--with` added that ran, by name. */
+  extras?: Record<string, string>;
 }
 
 export function lockEntry(s: LiveServer): LockedServer {
@@ -29,8 +31,10 @@ export function lockEntry(s: LiveServer): LockedServer {
   if (u.kind !== "stdio") entry.url = u.url;
   else if (isPinnable(ref)) {
     const version = s.version ?? (ref.exact ? ref.requested : undefined);
-    if (version) entry.package = { runner: ref.runner, name: ref.name, version };
-    else entry.command = [u.command, ...u.args].join(" ");
+    if (version) {
+      entry.package = { runner: ref.runner, name: ref.name, version };
+      if (s.extras && Object.keys(s.extras).length) entry.package.with = { ...s.extras };
+    } else entry.command = [u.command, ...u.args].join(" ");
   } else entry.command = [u.command, ...u.args].join(" ");
   if (s.serverInfo) entry.server_info = { name: s.serverInfo.name, version: s.serverInfo.version };
   for (const t of s.tools) {
@@ -99,9 +103,15 @@ export function compareLocks(prev: Lock | undefined, next: Lock): LockChanges {
   return { servers, tools };
 }
 
+/** A package as words: `uvx srv 1.0.0 (with a 1.2, b 3.4)`. */
+function packageWords(p: LockedPackage): string {
+  const extras = Object.keys(p.with ?? {}).sort().map((n) => `${n} ${p.with![n]}`);
+  return `${p.runner} ${p.name} ${p.version}${extras.length ? ` (with ${extras.join(", ")})` : ""}`;
+}
+
 function describe(s: LockedServer): string[] {
   return [
-    ...(s.package ? [`${s.package.runner} ${s.package.name} ${s.package.version}`] : []),
+    ...(s.package ? [packageWords(s.package)] : []),
     ...(s.url !== undefined ? [`url ${s.url}`] : []),
     ...(s.command !== undefined ? [`command ${s.command}`] : []),
     ...(s.server_info ? [`serverInfo ${s.server_info.name} ${s.server_info.version}`] : []),
@@ -110,12 +120,13 @@ function describe(s: LockedServer): string[] {
 
 function resolutionChanges(a: LockedServer, b: LockedServer): string[] {
   const out: string[] = [];
-  const pkg = (s: LockedServer) =>
-    s.package ? `${s.package.runner} ${s.package.name} ${s.package.version}` : "none";
+  const pkg = (s: LockedServer) => s.package ? packageWords(s.package) : "none";
   if (pkg(a) !== pkg(b)) {
+    const onlyVersion = a.package && b.package && a.package.name === b.package.name &&
+      pkg(a) === pkg({ ...b, package: { ...b.package, version: a.package.version } });
     out.push(
-      a.package && b.package && a.package.name === b.package.name
-        ? `${b.package.name} ${a.package.version} → ${b.package.version}`
+      onlyVersion
+        ? `${b.package!.name} ${a.package!.version} → ${b.package!.version}`
         : `package ${pkg(a)} → ${pkg(b)}`,
     );
   }

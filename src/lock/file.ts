@@ -116,7 +116,8 @@ export function parseLock(text: string): { lock: Lock } | { why: string } {
     ) {
       return { why: `${at}.package must be { runner: ${RUNNERS.join("|")}, name, version }` };
     }
-    const bad = pkg && badPackage(pkg as unknown as LockedPackage);
+    const bad = pkg &&
+      (badPackage(pkg as unknown as LockedPackage) ?? badExtras(pkg as Record<string, unknown>));
     if (bad) return { why: `${at}.package.${bad}` };
     for (const key of ["url", "command"] as const) {
       if (s[key] !== undefined && typeof s[key] !== "string") return { why: `${at}.${key} must be a string` };
@@ -141,8 +142,18 @@ export function parseLock(text: string): { lock: Lock } | { why: string } {
       }
       setOwn(tools, tool, { sha256: t.sha256, definition });
     }
+    const locked = pkg as LockedPackage | undefined;
     setOwn(servers, name, {
-      ...(pkg ? { package: pkg as unknown as LockedServer["package"] } : {}),
+      ...(locked
+        ? {
+          package: {
+            runner: locked.runner,
+            name: locked.name,
+            version: locked.version,
+            ...(locked.with ? { with: extrasOf(locked.with) } : {}),
+          },
+        }
+        : {}),
       ...(s.url !== undefined ? { url: s.url as string } : {}),
       ...(s.command !== undefined ? { command: s.command as string } : {}),
       ...(info ? { server_info: info as LockedServer["server_info"] } : {}),
@@ -181,6 +192,25 @@ function badPackage(p: LockedPackage): string | undefined {
   return undefined;
 }
 
+/** uv's `with`: a mapping of PyPI names to one exact version each, only beside a uvx package. */
+function badExtras(p: Record<string, unknown>): string | undefined {
+  if (p.with === undefined) return undefined;
+  if (p.runner !== "uvx" || !isObj(p.with)) {
+    return "with must be a mapping of package to version, for uvx only";
+  }
+  for (const [name, version] of Object.entries(p.with)) {
+    const bad = badPackage({ runner: "uvx", name, version: typeof version === "string" ? version : "" });
+    if (bad) return `with.${bad}`;
+  }
+  return undefined;
+}
+
+function extrasOf(raw: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, version] of Object.entries(raw)) setOwn(out, name, version);
+  return out;
+}
+
 /** Keys sorted at every level (arrays keep their order). */
 function sortDeep(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortDeep);
@@ -199,7 +229,14 @@ export function renderLock(lock: Lock): string {
         const s = lock.servers[name];
         return [name, {
           ...(s.package
-            ? { package: { runner: s.package.runner, name: s.package.name, version: s.package.version } }
+            ? {
+              package: {
+                runner: s.package.runner,
+                name: s.package.name,
+                version: s.package.version,
+                ...(s.package.with ? { with: sortDeep(s.package.with) } : {}),
+              },
+            }
             : {}),
           ...(s.url !== undefined ? { url: s.url } : {}),
           ...(s.command !== undefined ? { command: s.command } : {}),

@@ -13,7 +13,16 @@ import type { Manifest } from "../manifest/types.ts";
 import { own } from "../platform/own.ts";
 import { shellQuote } from "../platform/shell_quote.ts";
 import { readLockState } from "./file.ts";
-import { isPinnable, packageOf, pinHint, sameLockedPackage, type Unpinnable } from "./packages.ts";
+import {
+  isPinnable,
+  packageOf,
+  type PackageRef,
+  pinHint,
+  sameLockedPackage,
+  type Unpinnable,
+} from "./packages.ts";
+import type { LockedPackage } from "./types.ts";
+import { lockedExtra } from "./with_packages.ts";
 import { changeLines, plural, toolLabel } from "./report.ts";
 
 function shown(m: Manifest): string {
@@ -69,8 +78,10 @@ export function lockStaticFindings(m: Manifest): Finding[] {
       add("warning", `mcp_servers.${u.name}: ${unpinnable(ref)}`);
       continue;
     }
-    if (ref.exact) continue;
     const locked = state.kind === "ok" ? own(state.lock.servers, u.name)?.package : undefined;
+    const same = locked && sameLockedPackage(locked, ref) ? locked : undefined;
+    for (const line of extraWarnings(ref, same, lockCmd)) add("warning", `mcp_servers.${u.name}: ${line}`);
+    if (ref.exact) continue;
     if (locked && sameLockedPackage(locked, ref)) {
       add("ok", `mcp_servers.${u.name}: ${ref.name} is pinned by hermit.lock to ${locked.version}`);
     } else {
@@ -79,6 +90,22 @@ export function lockStaticFindings(m: Manifest): Finding[] {
         `mcp_servers.${u.name}: '${ref.via} ${ref.spec}' runs whatever version is newest at each start; pin it in hermit.yaml (${
           pinHint(ref)
         }) or record the version that runs with '${lockCmd}'`,
+      );
+    }
+  }
+  return out;
+}
+
+/** uv's `--with` packages that run whatever version is newest, or that hermit cannot pin. */
+function extraWarnings(ref: PackageRef, locked: LockedPackage | undefined, lockCmd: string): string[] {
+  const out = ref.unread.map((o) =>
+    `'${ref.via} ${o}' adds packages hermit cannot read, which are not pinned; name them with --with pkg==X.Y.Z`
+  );
+  for (const p of ref.extras.flatMap((e) => e.packages)) {
+    if (p.why) out.push(`'${ref.via} --with ${p.text}' cannot be pinned: ${p.why}`);
+    else if (!p.exact && !lockedExtra(locked?.with, p.name!)) {
+      out.push(
+        `'${ref.via} --with ${p.text}' runs whatever version is newest at each start; pin it in hermit.yaml (${p.name}==X.Y.Z) or record the version that runs with '${lockCmd}'`,
       );
     }
   }

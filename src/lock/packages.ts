@@ -8,11 +8,12 @@
  * started through another command (`env npx`, `sh -c "npx …"`), which hermit does not read. And
  * the pin: the same arguments with the package spec rewritten to the locked version (`pkg` →
  * `pkg@1.2.3`, `npm:pkg` → `npm:pkg@1.2.3`; after `--from`, `--spec` and for `pipx run`,
- * `pkg==1.2.3`), which is what hermit spawns, never what it writes into the user's manifest. A
+ * `pkg==1.2.3`; each `uvx --with` package, `pkg==1.2.3`), which is what hermit spawns, never what it writes into the user's manifest. A
  * locked package pins by its registry and name, whichever runner recorded it. Pure.
  */
 import { baseName, type Dialect, HOSTS, OPTIONS, scan, type Spec } from "./runner_options.ts";
 import type { LockedPackage, Registry, Runner } from "./types.ts";
+import { type ExtraOption, extraOptions, pinExtras, unreadExtras } from "./with_packages.ts";
 
 export interface PackageRef {
   runner: Runner;
@@ -32,6 +33,10 @@ export interface PackageRef {
   requirement: boolean;
   /** What follows the version in the argument (deno: a path in the package, `npm:pkg/sub`). */
   suffix: string;
+  /** uv: the packages `--with` adds beside it. */
+  extras: ExtraOption[];
+  /** uv: options before it that add packages hermit cannot read (`--with-requirements`). */
+  unread: string[];
 }
 
 /** Not something hermit can pin (a git URL, a local path, several packages …), and why. */
@@ -193,6 +198,8 @@ export function packageOf(
     prefix: pick.prefix,
     requirement: runner === "pipx run" || (runner === "uvx" && found.length > 0),
     suffix: "suffix" in parsed ? parsed.suffix as string : "",
+    extras: extraOptions(s.extras),
+    unread: runner === "uvx" ? unreadExtras(args, form.skip, word?.index ?? args.length) : [],
   };
 }
 
@@ -274,11 +281,12 @@ export function pinArgs(
   locked: LockedPackage | undefined,
 ): string[] {
   const ref = packageOf(command, args);
-  if (!locked || !isPinnable(ref) || ref.exact || !sameLockedPackage(ref, locked)) return [...args];
+  if (!locked || !isPinnable(ref) || !sameLockedPackage(ref, locked)) return [...args];
   const spec = ref.requirement
     ? `${ref.name}==${locked.version}`
     : `${ref.name}@${locked.version}${ref.suffix}`;
   const out = [...args];
-  out[ref.index] = ref.prefix + spec;
+  if (!ref.exact) out[ref.index] = ref.prefix + spec;
+  pinExtras(out, ref.extras, locked.with);
   return out;
 }

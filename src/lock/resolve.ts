@@ -37,6 +37,35 @@ export function versionThatRan(
   return versionFromCache(ref, env, platform);
 }
 
+/**
+ * uv: the version of each package `--with` added (by the name `names` gives it) that ran, read in
+ * the same environment as the tool's own (Linux: through the process group's command lines).
+ */
+export function extraVersionsThatRan(
+  ref: PackageRef,
+  names: readonly string[],
+  pid: number | undefined,
+  platform: NodeJS.Platform = process.platform,
+): Record<string, string> {
+  if (!names.length || pid === undefined || platform !== "linux") return {};
+  for (const member of groupMembers(pid) ?? []) {
+    for (const arg of commandLine(member)) {
+      if (!arg.startsWith("/")) continue;
+      const at = [inRootOf(member, arg), arg].find((f) =>
+        f && existsSync(f) && pythonEnvVersion(ref.name, f)
+      );
+      if (!at) continue;
+      const out: Record<string, string> = {};
+      for (const name of names) {
+        const v = pythonEnvVersion(name, at);
+        if (v) out[name] = v;
+      }
+      return out;
+    }
+  }
+  return {};
+}
+
 function commandLine(pid: number): string[] {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);

@@ -20,8 +20,8 @@ import { withGateway } from "../mcp/diagnostics.ts";
 import type { LiveUpstream } from "../mcp/gateway.ts";
 import { buildLock, compareLocks, type LiveServer, type LockChanges } from "./build.ts";
 import { readLockState } from "./file.ts";
-import { isPinnable, packageOf, pinHint } from "./packages.ts";
-import { versionThatRan } from "./resolve.ts";
+import { isPinnable, packageOf, type PackageRef, parsePythonSpec, pinHint } from "./packages.ts";
+import { extraVersionsThatRan, versionThatRan } from "./resolve.ts";
 import type { Lock, LockState } from "./types.ts";
 
 export interface LockRun {
@@ -102,9 +102,11 @@ function liveServer(
   const serverInfo = conn.serverInfo;
   const ref = packageOf(u.command, u.args);
   let version: string | undefined;
+  let extras: Record<string, string> | undefined;
   if (isPinnable(ref)) {
     const { value } = interpolate(u.env, contextFrom(env, process.cwd()));
     version = versionThatRan(ref, conn.pid, childEnv(env, value, process.platform));
+    extras = extrasThatRan(u.name, ref, conn.pid, notes);
     if (!version && !ref.exact) {
       notes.push(
         `mcp_servers.${u.name}: could not tell which version of ${ref.name} ${ref.via} ran; pin it in hermit.yaml (${
@@ -118,5 +120,27 @@ function liveServer(
     tools: conn.tools.filter((t) => exported.has(t.exported)),
     serverInfo: serverInfo ? { name: serverInfo.name, version: serverInfo.version } : undefined,
     version,
+    extras,
   };
+}
+
+/** uv: the version of each package `--with` added that ran (an exact one asked for, as asked). */
+function extrasThatRan(server: string, ref: PackageRef, pid: number | undefined, notes: string[]) {
+  const wanted = ref.extras.flatMap((e) => e.packages).filter((p) => p.name);
+  if (!wanted.length) return undefined;
+  const ran = extraVersionsThatRan(ref, wanted.map((p) => p.name!), pid);
+  for (const p of wanted) {
+    if (ran[p.name!] || !p.exact) continue;
+    const asked = parsePythonSpec(p.text);
+    if (!("why" in asked) && asked.requested) ran[p.name!] = asked.requested;
+  }
+  const unknown = wanted.filter((p) => !ran[p.name!]).map((p) => p.name!);
+  if (unknown.length) {
+    notes.push(
+      `mcp_servers.${server}: could not tell which version of ${
+        unknown.join(", ")
+      } ${ref.via} --with ran; pin it in hermit.yaml (${unknown[0]}==X.Y.Z)`,
+    );
+  }
+  return ran;
 }

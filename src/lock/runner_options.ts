@@ -17,6 +17,8 @@ export interface Options {
   values: Set<string>;
   /** The options that name the package (`--package`; uv: `--from`). */
   packages: Set<string>;
+  /** The options that add packages beside it (uv: `--with`). */
+  extras?: Set<string>;
   /** A word a flag takes as its value when it follows (npm: `--yes false`, `--color always`). */
   flagWord?: (flag: string, word: string) => boolean;
 }
@@ -107,7 +109,7 @@ export const OPTIONS: Record<Dialect, Options> = {
       --tsconfig-override`),
     packages: set("--package -p"),
   },
-  uvx: { flags: set(UV_FLAGS), values: set(UV_VALUES), packages: set("--from") },
+  uvx: { flags: set(UV_FLAGS), values: set(UV_VALUES), packages: set("--from"), extras: set("--with -w") },
   pipx: {
     flags: set(`--no-cache --pypackages --system-site-packages --editable -e --verbose -v --quiet -q
       --fetch-missing-python --path --help -h --global --version`),
@@ -164,6 +166,8 @@ export interface Spec {
 export interface Scan {
   /** What the package options named (`--package x`, `--package=x`, `--from x`). */
   options: Spec[];
+  /** What the options that add packages beside it named (`--with x`). */
+  extras: Spec[];
   /** Bare words, up to the number asked for; after `--`, every argument is one. */
   words: { index: number; text: string }[];
   /** An option hermit does not know, followed by a bare word it may take as its value. */
@@ -173,7 +177,7 @@ export interface Scan {
 }
 
 export function scan(args: readonly string[], from: number, o: Options, want: number): Scan {
-  const out: Scan = { options: [], words: [] };
+  const out: Scan = { options: [], extras: [], words: [] };
   for (let i = from; i < args.length && out.words.length < want; i++) {
     const a = args[i];
     if (a === "--") {
@@ -190,9 +194,10 @@ export function scan(args: readonly string[], from: number, o: Options, want: nu
     const eq = a.indexOf("=");
     const name = eq > 0 ? a.slice(0, eq) : a;
     const next = args[i + 1];
-    if (o.packages.has(name)) {
-      if (eq > 0) out.options.push({ index: i, prefix: a.slice(0, eq + 1), spec: a.slice(eq + 1) });
-      else if (next !== undefined) out.options.push({ index: ++i, prefix: "", spec: next });
+    const into = o.packages.has(name) ? out.options : o.extras?.has(name) ? out.extras : undefined;
+    if (into) {
+      if (eq > 0) into.push({ index: i, prefix: a.slice(0, eq + 1), spec: a.slice(eq + 1) });
+      else if (next !== undefined) into.push({ index: ++i, prefix: "", spec: next });
     } else if (eq > 0) continue;
     else if (o.values.has(name)) i++;
     else if (o.flags.has(name)) {

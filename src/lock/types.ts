@@ -36,6 +36,8 @@ export interface LockedPackage {
   name: string;
   /** The exact version that ran. */
   version: string;
+  /** uv: the packages `--with` added beside it, by name, and the exact version of each that ran. */
+  with?: Record<string, string>;
 }
 
 export interface LockedTool {
