@@ -1,6 +1,7 @@
 /**
  * Gate 9 as `check` findings. Static: whether the adapter has a usable hermit.lock (and, without
- * one, the recommendation to make one), entries the manifest no longer has or does not have yet,
+ * one, the recommendation to make one), entries the manifest no longer has or does not have yet
+ * and those whose launch is not the one the lock holds (neither starts),
  * and package runner entries (`npx`, `npm exec`, `pnpm dlx`, `yarn dlx`, `bunx`, `uvx`, `uv tool
  * run`, `pipx run`, `deno run npm:…`) that name no exact version and are not pinned by the lock, or whose package hermit cannot
  * tell (an option it does not know, a runner started through `env` or a shell). Live
@@ -13,6 +14,7 @@ import type { Manifest } from "../manifest/types.ts";
 import { own } from "../platform/own.ts";
 import { shellQuote } from "../platform/shell_quote.ts";
 import { readLockState } from "./file.ts";
+import { launchMismatch } from "./launch.ts";
 import {
   isPinnable,
   packageOf,
@@ -63,10 +65,17 @@ export function lockStaticFindings(m: Manifest): Finding[] {
       }
     }
     for (const u of upstreams) {
-      if (!own(servers, u.name)) {
+      const entry = own(servers, u.name);
+      const mismatch = entry && launchMismatch(u, entry);
+      if (!entry) {
         add(
           "problem",
-          `mcp_servers.${u.name} is not in hermit.lock, so none of its tools is served; review and lock it with '${lockCmd}'`,
+          `mcp_servers.${u.name} is not in hermit.lock, so it is not started; review and lock it with '${lockCmd}'`,
+        );
+      } else if (mismatch) {
+        add(
+          "problem",
+          `mcp_servers.${u.name} is not started: ${mismatch}; review it and accept it with '${lockCmd}'`,
         );
       }
     }

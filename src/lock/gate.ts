@@ -4,21 +4,21 @@
  * serves an accepted tool again without a restart), the verdict for each upstream tool, logged
  * once per withheld definition with what changed, and the package version to pin at spawn. A lock
  * that is there but cannot be used (a merge conflict, a hand-edited version) starts no upstream at
- * all (fail closed: what would run is what the lock was to hold down); once it reads again, the
- * gateway starts them.
+ * all (fail closed: what would run is what the lock was to hold down), nor does one that launches
+ * something other than what the lock holds for it (`launch.ts`); once the lock allows it, the
+ * gateway starts it.
  * `mode`: `enforce` (serve, the service, call, tools), `pin` (check's comparison: run the locked
  * versions, withhold nothing), `off` (`hermit lock` itself: run what the manifest says).
  */
 import { log } from "../log.ts";
 import { own } from "../platform/own.ts";
 import { lockPath, lockStamp, readLockState } from "./file.ts";
+import type { Upstream } from "../manifest/types.ts";
+import { launchMismatch } from "./launch.ts";
 import type { LockedPackage, LockState } from "./types.ts";
 import { judgeTool, type LiveTool, type Withheld } from "./verdict.ts";
 
 export type LockMode = "enforce" | "pin" | "off";
-
-/** In every refusal to start an upstream because hermit.lock cannot be used. */
-export const LOCK_REFUSAL = "so no upstream server starts";
 
 /** How often a running gateway looks at hermit.lock for changes. */
 export const LOCK_POLL_MS = 2000;
@@ -29,6 +29,7 @@ export class LockGate {
   readonly #acceptWith: string;
   readonly #onChange: () => void;
   readonly #logged = new Set<string>();
+  readonly #refused = new Set<string>();
   #state: LockState = { kind: "none" };
   #stamp = "absent";
   #generation = 0;
@@ -47,16 +48,39 @@ export class LockGate {
     if (this.#state.kind === "invalid") log.error(this.#unusable(this.#state.why));
   }
 
-  /** Why `server` may not start now (enforce: the lock is there but cannot be used), if so. */
-  startRefusal(server: string): string | undefined {
-    if (this.#mode !== "enforce" || this.#state.kind !== "invalid") return undefined;
-    return `refused: mcp_servers.${server} not started: ${this.#unusable(this.#state.why)}`;
+  /**
+   * Why `u` may not start now (enforce, with a lock: it cannot be used, or `u` launches something
+   * other than what it holds for it), if so. Remembered, so the gateway can start it once the lock
+   * allows it.
+   */
+  startRefusal(u: Upstream): string | undefined {
+    if (this.#mode !== "enforce" || this.#state.kind === "none") return undefined;
+    const why = this.#state.kind === "invalid"
+      ? this.#unusable(this.#state.why)
+      : launchMismatch(u, own(this.#state.lock.servers, u.name));
+    if (why === undefined) return undefined;
+    this.#refused.add(u.name);
+    const accept = this.#state.kind === "invalid"
+      ? ""
+      : `; review it and accept it with '${this.#acceptWith}'`;
+    return `refused: mcp_servers.${u.name} not started: ${why}${accept}`;
+  }
+
+  /** Servers this lock kept from starting, which it would let start now. */
+  nowAllowed(upstreams: Iterable<Upstream>): Upstream[] {
+    return [...upstreams].filter((u) => this.#refused.has(u.name) && this.#allowed(u));
+  }
+
+  #allowed(u: Upstream): boolean {
+    if (this.#state.kind === "none") return true;
+    if (this.#state.kind === "invalid") return false;
+    return launchMismatch(u, own(this.#state.lock.servers, u.name)) === undefined;
   }
 
   #unusable(why: string): string {
     return `${
       lockPath(this.#dir)
-    } cannot be used (${why}), ${LOCK_REFUSAL}; fix it (resolve a merge conflict) or review and rewrite it with '${this.#acceptWith}'`;
+    } cannot be used (${why}), so no upstream server starts; fix it (resolve a merge conflict) or review and rewrite it with '${this.#acceptWith}'`;
   }
 
   get state(): LockState {

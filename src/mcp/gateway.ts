@@ -40,7 +40,7 @@ import type { LiveUpstream, UpstreamOwner, UpstreamStatus } from "./upstream_typ
 import { type Clock, realClock } from "../platform/clock.ts";
 import type { SandboxHost } from "../sandbox/host.ts";
 import { Transports } from "./gateway_transports.ts";
-import { LOCK_REFUSAL, LockGate, type LockMode } from "../lock/gate.ts";
+import { LockGate, type LockMode } from "../lock/gate.ts";
 import type { Withheld } from "../lock/verdict.ts";
 import { shellQuote } from "../platform/shell_quote.ts";
 
@@ -167,15 +167,15 @@ export class Gateway {
   }
 
   /**
-   * hermit.lock reads again after it could not be used: the upstreams it kept from starting start
-   * now (a refusal is final for a connection, so each gets a new one).
+   * hermit.lock changed: the upstreams it kept from starting that it allows now start (a refusal
+   * is final for a connection, so each gets a new one).
    */
   #startRefusedByLock(): void {
-    if (this.lock.state.kind === "invalid" || !this.#owner) return;
-    for (const [name, u] of this.#upstreams) {
-      if (!u.status().refused || !u.status().lastError?.includes(LOCK_REFUSAL)) continue;
-      const fresh = new UpstreamConnection(u.config, this.#owner);
-      this.#upstreams.set(name, fresh);
+    if (!this.#owner) return;
+    for (const config of this.lock.nowAllowed([...this.#upstreams.values()].map((u) => u.config))) {
+      if (!this.#upstreams.get(config.name)?.status().refused) continue;
+      const fresh = new UpstreamConnection(config, this.#owner);
+      this.#upstreams.set(config.name, fresh);
       void fresh.start();
     }
   }

@@ -22,8 +22,8 @@ export interface TransportOptions {
   transportFactory?: (u: Upstream) => Transport;
   /** The package version hermit.lock pins an upstream to. */
   pin?: (server: string) => LockedPackage | undefined;
-  /** Why hermit.lock lets an upstream not start now (it cannot be used), if it does not. */
-  startRefusal?: (server: string) => string | undefined;
+  /** Why hermit.lock lets an upstream not start now (it cannot be used, or holds another launch). */
+  startRefusal?: (u: Upstream) => string | undefined;
   /** Files no child may read: a service's `--token-file`. */
   hermitSecrets?: readonly string[];
 }
@@ -57,7 +57,7 @@ export class Transports {
   }
 
   open(u: Upstream): BuiltTransport | Promise<BuiltTransport> {
-    const refused = this.#opts.startRefusal?.(u.name);
+    const refused = this.#opts.startRefusal?.(u);
     if (refused) throw new UpstreamRefused(refused);
     if (this.#opts.transportFactory) {
       return { transport: this.#opts.transportFactory(u), describe: "in process", unresolved: [] };
