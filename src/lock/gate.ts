@@ -49,12 +49,13 @@ export class LockGate {
   }
 
   /**
-   * Why `u` may not start now (enforce, with a lock: it cannot be used, or `u` launches something
-   * other than what it holds for it), if so. Remembered, so the gateway can start it once the lock
+   * Why `u` may not start now (enforce and pin, with a lock: it cannot be used, or `u` launches
+   * something other than what it holds for it), if so. Remembered, so the gateway can start it once the lock
    * allows it.
    */
   startRefusal(u: Upstream): string | undefined {
-    if (this.#mode !== "enforce" || this.#state.kind === "none") return undefined;
+    // pin (check's comparison) runs the locked versions: never another launch either
+    if (this.#mode === "off" || this.#state.kind === "none") return undefined;
     const why = this.#state.kind === "invalid"
       ? this.#unusable(this.#state.why)
       : launchMismatch(u, own(this.#state.lock.servers, u.name));

@@ -61,7 +61,9 @@ describe("a server whose launch hermit.lock does not hold", () => {
       /mcp_servers\.web not started: it runs 'node .*evil\.mjs', not what hermit\.lock holds for it \('node .*rugpull\.mjs'\); review it and accept it with 'hermit lock .+'/,
     );
     assert.ok(!existsSync(evilStarts), "the other code never ran");
-    const check = await runHermit(["check", dir, "--static"]);
+    // check's comparison with the lock (it runs the locked versions) starts nothing of it either
+    const check = await runHermit(["check", dir]);
+    assert.ok(!existsSync(evilStarts), "check ran the other code");
     assert.equal(check.code, 3, check.stdout);
     assert.match(
       check.stdout,
