@@ -7,7 +7,7 @@
  */
 import { createTwoFilesPatch } from "diff";
 import path from "node:path";
-import { HOSTS, nameBudgetWarning } from "../hosts/index.ts";
+import { type Detected, HOSTS, nameBudgetWarning } from "../hosts/index.ts";
 import { type HostId, type HostPlan, type Scope, TOKEN_VAR } from "../hosts/types.ts";
 import { hostToolName } from "../manifest/names.ts";
 import type { Manifest } from "../manifest/types.ts";
@@ -41,6 +41,8 @@ export interface DeployReport {
   /** Where this run's backups of the files it changed are (none when it changed no existing file). */
   backups?: string;
   hosts: HostReport[];
+  /** For `--host all`: what showed each host in use (a file or folder). */
+  detected?: { host: HostId; sign: string }[];
   changed: { file: string; change: "created" | "updated" | "deleted" }[];
   warnings: string[];
   /** `serve.instructions` of a standalone adapter. */
@@ -56,6 +58,7 @@ interface Inputs {
   /** None for a removal by the name on record (its directory is gone). */
   manifest?: Manifest;
   hosts: HostId[];
+  detected?: Detected[];
   plans: HostPlan[];
   engine: Engine;
   changes: FileChange[];
@@ -99,6 +102,7 @@ export function buildReport(x: Inputs): DeployReport {
     ...(!o.dryRun && !x.recordExists ? { recordRemoved: true } : {}),
     ...(x.backups ? { backups: x.backups } : {}),
     hosts,
+    ...(x.detected ? { detected: x.detected } : {}),
     changed: x.changes.map((c) => ({
       file: c.file,
       change: c.before === undefined ? "created" : c.after === undefined ? "deleted" : "updated",
@@ -196,6 +200,13 @@ export function renderReport(r: DeployReport): string {
       r.hosts.map((h) => h.host).join(", ") || "no host"
     } (${where})`,
   );
+  if (r.detected) {
+    out.push(
+      `--host all: ${
+        r.scope === "project" ? "the hosts with files here" : "the hosts set up for this user"
+      }: ${r.detected.map((d) => `${d.host} (${show(d.sign)})`).join(", ")}`,
+    );
+  }
   const fileChange = new Map(r.changed.map((c) => [c.file, c.change]));
   for (const h of r.hosts) {
     out.push(`${h.host} (${h.title})`);

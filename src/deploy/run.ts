@@ -15,8 +15,15 @@ import { Exit, HermitError } from "../errors.ts";
 import { refusalLine, screenManifest } from "../gates/screen_manifest.ts";
 import { EditError } from "../hosts/edit/lines.ts";
 import { exists } from "../hosts/files.ts";
-import { detectHosts, HOSTS, parseHosts } from "../hosts/index.ts";
-import type { HostFs, HostId, HostPlan, Scope, Target } from "../hosts/types.ts";
+import { type Detected, detectHosts, HOSTS, parseHosts } from "../hosts/index.ts";
+import {
+  HOST_IDS,
+  type HostFs,
+  type HostId,
+  type HostPlan,
+  type Scope,
+  type Target,
+} from "../hosts/types.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { stateDir as hermitStateDir } from "../platform/paths.ts";
@@ -138,7 +145,7 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     const fs = hostFs(ws, realRoot);
     // a project's record (anyone may commit one) is taken only for places a host writes
     if (realRoot) checkItemPlaces(state, root, recordFile, target, fs);
-    const hosts = chooseHosts(o, target, () => hostsOnRecord(state, name, recordFile), fs);
+    const { hosts, detected } = chooseHosts(o, target, () => hostsOnRecord(state, name, recordFile), fs);
     const sameName = m && adapterConflict(state, m.name, m.dir, o.force);
     if (sameName) throw new HermitError(`${sameName}; nothing was written`, Exit.usage);
     const plans: HostPlan[] = [];
@@ -197,6 +204,7 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
       adapter: name,
       manifest: m,
       hosts,
+      detected,
       plans,
       engine,
       changes,
@@ -211,21 +219,37 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
   }
 }
 
-/** The hosts of this run: `--host`; for a removal without it (or `all`), those on record. */
-function chooseHosts(o: DeployOptions, t: Target, recorded: () => HostId[], fs: HostFs): HostId[] {
+/**
+ * The hosts of this run: `--host`; for a removal without it (or `all`), those on record; for
+ * `all`, those in use here (`detectHosts`: in a project, the hosts with files in it), each with
+ * what showed it.
+ */
+function chooseHosts(
+  o: DeployOptions,
+  t: Target,
+  recorded: () => HostId[],
+  fs: HostFs,
+): { hosts: HostId[]; detected?: Detected[] } {
   const parsed = o.hosts.length ? parseHosts(o.hosts) : o.remove ? "all" : parseHosts([]);
-  if (parsed !== "all") return parsed;
-  if (o.remove) return recorded();
-  const found = detectHosts(t, fs);
-  if (found.length === 0) {
+  if (parsed !== "all") return { hosts: parsed };
+  if (o.remove) return { hosts: recorded() };
+  const detected = detectHosts(t, fs);
+  if (detected.length) return { hosts: detected.map((d) => d.host), detected };
+  if (t.scope === "user") {
     throw new HermitError(
-      `--host all: no host's configuration found ${
-        o.scope === "project" ? "in the project or " : ""
-      }under ${o.home}; name hosts with --host`,
+      `--host all: no host's configuration found under ${o.home}; name hosts with --host`,
       Exit.usage,
     );
   }
-  return found;
+  const mine = detectHosts({ ...t, scope: "user" }, fs).map((d) => d.host);
+  throw new HermitError(
+    `--host all: no host has files in ${t.project} yet (such as .mcp.json, .codex/, .cursor/, GEMINI.md); ` +
+      (mine.length
+        ? `name the hosts with --host, e.g. --host ${mine.join(",")} (set up for your user; ` +
+          `hermit convert writes into their user configuration)`
+        : `name the hosts with --host: ${HOST_IDS.join(", ")}`),
+    Exit.usage,
+  );
 }
 
 /** Two hosts' items for one place that differ: the first one kept, and the other. */

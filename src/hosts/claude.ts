@@ -33,9 +33,9 @@ export const claude: HostSpec = {
   id: "claude",
   title: "Claude Code",
   nameBudget: 64,
-  detect(t, fs) {
-    const local = t.project ? [".mcp.json", ".claude", "CLAUDE.md"].map((f) => inProject(t, f)) : [];
-    return [...local, claudeJson(t), configDir(t)].some(fs.exists);
+  signs: {
+    project: [".mcp.json", ".claude", "CLAUDE.md", "CLAUDE.local.md"],
+    user: (t) => [claudeJson(t), configDir(t)],
   },
   plan(a: AdapterParts, t: Target, fs: HostFs): HostPlan {
     const project = t.scope === "project";

@@ -32,9 +32,7 @@ export const codex: HostSpec = {
   id: "codex",
   title: "Codex",
   nameBudget: 64,
-  detect(t, fs) {
-    return (t.project !== undefined && fs.exists(inProject(t, ".codex"))) || fs.exists(codexHome(t));
-  },
+  signs: { project: [".codex"], user: (t) => [codexHome(t)] },
   plan(a: AdapterParts, t: Target, fs: HostFs): HostPlan {
     const project = t.scope === "project";
     const home = codexHome(t);

@@ -22,9 +22,7 @@ export const cursor: HostSpec = {
   id: "cursor",
   title: "Cursor",
   nameBudget: 60,
-  detect(t, fs) {
-    return (t.project !== undefined && fs.exists(inProject(t, ".cursor"))) || fs.exists(inHome(t, ".cursor"));
-  },
+  signs: { project: [".cursor", ".cursorrules"], user: (t) => [inHome(t, ".cursor")] },
   plan(a: AdapterParts, t: Target): HostPlan {
     const project = t.scope === "project";
     const dir = project ? inProject(t, ".cursor") : inHome(t, ".cursor");

@@ -36,9 +36,7 @@ export const gemini: HostSpec = {
   id: "gemini",
   title: "Gemini CLI",
   nameBudget: 64,
-  detect(t, fs) {
-    return (t.project !== undefined && fs.exists(inProject(t, ".gemini"))) || fs.exists(inHome(t, ".gemini"));
-  },
+  signs: { project: [".gemini", "GEMINI.md"], user: (t) => [inHome(t, ".gemini")] },
   plan(a: AdapterParts, t: Target, fs: HostFs): HostPlan {
     const project = t.scope === "project";
     const dir = project ? inProject(t, ".gemini") : inHome(t, ".gemini");

@@ -30,9 +30,7 @@ export const hermes: HostSpec = {
   id: "hermes",
   title: "Hermes Agent",
   nameBudget: 64,
-  detect(t, fs) {
-    return (t.project !== undefined && fs.exists(inProject(t, ".hermes"))) || fs.exists(hermesHome(t));
-  },
+  signs: { project: [".hermes", ".hermes.md", "HERMES.md"], user: (t) => [hermesHome(t)] },
   plan(a: AdapterParts, t: Target): HostPlan {
     const project = t.scope === "project";
     const home = hermesHome(t);

@@ -1,6 +1,6 @@
 /**
  * The hosts hermit deploys into, by id, and `--host` parsing: names, comma lists, `all` (the
- * hosts whose configuration exists here); and the tool-name budgets they impose (for `check`,
+ * hosts in use here: `detectHosts`); and the tool-name budgets they impose (for `check`,
  * `deploy` and `init`).
  */
 import { usageError } from "../errors.ts";
@@ -12,6 +12,7 @@ import { gemini } from "./gemini.ts";
 import { hermes } from "./hermes.ts";
 import { opencode } from "./opencode.ts";
 import { pi } from "./pi.ts";
+import { inProject } from "./paths.ts";
 import { HOST_IDS, type HostFs, type HostId, type HostSpec, type Target } from "./types.ts";
 import { vscode } from "./vscode.ts";
 
@@ -48,9 +49,28 @@ export function parseHosts(values: readonly string[]): HostId[] | "all" {
   return out;
 }
 
-/** The hosts whose configuration exists for this target. */
-export function detectHosts(t: Target, fs: HostFs): HostId[] {
-  return HOST_IDS.filter((id) => HOSTS[id].detect(t, fs));
+/** A host `--host all` takes, with the first of its signs found (a path). */
+export interface Detected {
+  host: HostId;
+  sign: string;
+}
+
+/**
+ * The hosts in use at this target, for `--host all`: in a project, those whose own files are in it
+ * (a host configured only for the user has nothing of the project's to go by, and `convert` is
+ * what writes its user configuration); for convert, those whose user configuration exists.
+ */
+export function detectHosts(t: Target, fs: HostFs): Detected[] {
+  const out: Detected[] = [];
+  for (const id of HOST_IDS) {
+    const signs = HOSTS[id].signs;
+    const paths = t.scope === "project"
+      ? signs.project.map((s) => inProject(t, ...s.split("/")))
+      : signs.user(t);
+    const sign = paths.find((p) => fs.exists(p));
+    if (sign !== undefined) out.push({ host: id, sign });
+  }
+  return out;
 }
 
 /** The shortest tool-name cap among the hosts: a name within it fits every host. */

@@ -52,12 +52,7 @@ export const opencode: HostSpec = {
   id: "opencode",
   title: "OpenCode",
   nameBudget: 64,
-  detect(t, fs) {
-    const local = t.project
-      ? ["opencode.json", "opencode.jsonc", ".opencode"].map((f) => inProject(t, f))
-      : [];
-    return [...local, configDir(t)].some(fs.exists);
-  },
+  signs: { project: ["opencode.json", "opencode.jsonc", ".opencode"], user: (t) => [configDir(t)] },
   plan(a: AdapterParts, t: Target, fs: HostFs): HostPlan {
     const project = t.scope === "project";
     const file = configFile(t, fs);

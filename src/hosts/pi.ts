@@ -16,9 +16,7 @@ export const pi: HostSpec = {
   id: "pi",
   title: "Pi",
   nameBudget: 64,
-  detect(t, fs) {
-    return (t.project !== undefined && fs.exists(inProject(t, ".pi"))) || fs.exists(piDir(t));
-  },
+  signs: { project: [".pi"], user: (t) => [piDir(t)] },
   plan(a: AdapterParts, t: Target): HostPlan {
     const project = t.scope === "project";
     const dir = piDir(t);

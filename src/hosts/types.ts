@@ -88,7 +88,10 @@ export interface HostSpec {
   title: string;
   /** The longest tool name the host accepts (`mcp__server__tool`). */
   nameBudget: number;
-  /** Whether the host's configuration exists here (for `--host all`). */
-  detect(t: Target, fs: HostFs): boolean;
+  /**
+   * What shows the host is in use (for `--host all`): in a project, its own files and folders
+   * there (relative, `/`-separated); for convert, the user's configuration.
+   */
+  signs: { project: readonly string[]; user(t: Target): string[] };
   plan(a: AdapterParts, t: Target, fs: HostFs): HostPlan;
 }

@@ -30,9 +30,7 @@ export const vscode: HostSpec = {
   id: "vscode",
   title: "VS Code",
   nameBudget: 64,
-  detect(t, fs) {
-    return (t.project !== undefined && fs.exists(inProject(t, ".vscode"))) || fs.exists(vscodeUserDir(t));
-  },
+  signs: { project: [".vscode", ".github/copilot-instructions.md"], user: (t) => [vscodeUserDir(t)] },
   plan(a: AdapterParts, t: Target): HostPlan {
     const project = t.scope === "project";
     const l = a.launch;

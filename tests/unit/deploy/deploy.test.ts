@@ -170,12 +170,19 @@ describe("dry run, screening, host selection", () => {
     assert.deepEqual([...snapshot(s.project, []).keys()], []);
   });
 
-  it("--host all takes the hosts whose configuration exists, and says so when there is none", async () => {
-    await rejects(deploy(s, { hosts: ["all"] }), 2, /no host's configuration found/);
+  it("--host all takes the hosts with files in the project (convert: the user's), and says so when there is none", async () => {
+    await rejects(deploy(s, { hosts: ["all"] }), 2, /no host has files in .* yet/);
+    await rejects(deploy(s, { hosts: ["all"], scope: "user" }), 2, /no host's configuration found/);
     mkdirSync(path.join(s.home, ".codex"));
+    await rejects(deploy(s, { hosts: ["all"] }), 2, /e\.g\. --host codex \(set up for your user/);
     mkdirSync(path.join(s.project, ".cursor"));
+    writeFileSync(path.join(s.project, "GEMINI.md"), "# ours\n");
     const r = await deploy(s, { hosts: ["all"], dryRun: true });
-    assert.deepEqual(r.hosts.map((h) => h.host), ["codex", "cursor"]);
+    assert.deepEqual(r.hosts.map((h) => h.host), ["cursor", "gemini"]);
+    assert.deepEqual(r.detected?.map((d) => path.relative(s.project, d.sign)), [".cursor", "GEMINI.md"]);
+    const user = await deploy(s, { hosts: ["all"], scope: "user", dryRun: true });
+    assert.deepEqual(user.hosts.map((h) => h.host), ["codex"]);
+    rmSync(path.join(s.project, "GEMINI.md"));
     await rejects(deploy(s, { hosts: ["claude", "nope"] }), 2, /unknown host 'nope'/);
   });
 });
