@@ -9,7 +9,7 @@
  */
 import path from "node:path";
 import type { HostPlan, Item } from "../hosts/types.ts";
-import { desiredHash } from "./engine.ts";
+import { desiredHash } from "./item_files.ts";
 import { type DeployState, fromStored, itemKey, toStored } from "./state.ts";
 
 export interface Aliases {

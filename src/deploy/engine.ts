@@ -4,23 +4,13 @@
  * the files hold now; for a removal, the items those owners own. Ownership rules: an item hermit
  * did not write is replaced only with `--force` (and put back on removal); one the user changed
  * since hermit wrote it is overwritten or removed only with `--force`; an item shared by several
- * owners (AGENTS.md for Codex and OpenCode) goes when the last owner does.
+ * owners (AGENTS.md for Codex and OpenCode) goes when the last owner does. What the files hold
+ * and the edits themselves are item_files.ts.
  */
-import type { Created } from "../hosts/edit/json.ts";
-import { rawBlock, readBlock, removeBlock, restoreBlock, setBlock } from "../hosts/edit/markdown.ts";
-import type { ConfigFormat, Item } from "../hosts/types.ts";
-import { EditError } from "../hosts/edit/lines.ts";
-import { ENTRY_OPS, type EntryOps, isEmptyAt, isEmptyDoc, setVerified, type Workspace } from "./ops.ts";
-import {
-  type DeployState,
-  type FileRecord,
-  fromStored,
-  itemKey,
-  type ItemRecord,
-  sha256,
-  toStored,
-  valueHash,
-} from "./state.ts";
+import type { Item } from "../hosts/types.ts";
+import { desiredHash, ItemFiles } from "./item_files.ts";
+import type { Workspace } from "./ops.ts";
+import { type DeployState, fromStored, itemKey, type ItemRecord, toStored } from "./state.ts";
 
 /**
  * `absent`: on record, no longer in its file (taken out by hand): only the record goes.
@@ -48,36 +38,24 @@ export interface Owned {
   owners: string[];
 }
 
-interface Current {
-  found: boolean;
-  hash?: string;
-  raw?: string;
-  editable: boolean;
-}
-
-const startsWith = (p: string[], prefix: string[]) => prefix.every((k, i) => p[i] === k);
-const base64 = (b: Uint8Array) => btoa(Array.from(b, (c) => String.fromCharCode(c)).join(""));
-const unbase64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
-
 export class Engine {
   readonly outcomes: Outcome[] = [];
   readonly conflicts: string[] = [];
   readonly warnings: string[] = [];
+  /** The files' side: what they hold for an item, and the edits. */
+  private readonly files: ItemFiles;
 
   constructor(
     private readonly state: DeployState,
-    private readonly ws: Workspace,
+    ws: Workspace,
     private readonly root: string,
     private readonly force: boolean,
     private readonly show: (file: string) => string,
     /** The record's file, for messages. */
-    private readonly recordFile = "hermit's deploy record",
+    recordFile = "hermit's deploy record",
   ) {
-    this.onRecord = new Map(state.items.map((r, i) => [r, i]));
+    this.files = new ItemFiles(state, ws, root, show, recordFile);
   }
-
-  /** Each item's place in the record as read (items go as they are released). */
-  private readonly onRecord: Map<ItemRecord, number>;
 
   /** Make the files hold `desired` for `owners`; what these owners had before and no longer want goes. */
   deploy(desired: Owned[], owners: string[]): void {
@@ -103,7 +81,7 @@ export class Engine {
     const file = this.stored(item.file);
     const key = itemKey({ ...item, file });
     let rec = this.state.items.find((r) => itemKey(r) === key);
-    const cur = this.current(item, item.file);
+    const cur = this.files.current(item, item.file);
     const want = desiredHash(item);
     const where = `${this.show(item.file)}: ${item.what}`;
     const adapterOf = (o: string) => o.slice(0, o.indexOf("/"));
@@ -125,7 +103,7 @@ export class Engine {
       );
       return;
     } else {
-      this.write(item);
+      this.files.write(item);
       status = !cur.found ? "created" : rec ? "updated" : "replaced";
     }
     if (!rec) {
@@ -158,7 +136,7 @@ export class Engine {
       });
       return;
     }
-    const cur = this.current(rec, file);
+    const cur = this.files.current(rec, file);
     if (cur.found && cur.hash !== rec.hash && !this.force) {
       // Still on record as theirs: a later --force (deploy or remove) deals with it.
       this.warnings.push(
@@ -180,137 +158,9 @@ export class Engine {
       return;
     }
     this.state.items.splice(this.state.items.indexOf(rec), 1);
-    if (cur.found) this.undo(rec, file);
-    this.settle(file, rec.format);
+    if (cur.found) this.files.undo(rec, file);
+    this.files.settle(file, rec.format);
     const status = !cur.found ? "absent" : rec.previous === undefined ? "removed" : "restored";
     this.outcomes.push({ owners: gone, file, what: rec.what, status });
   }
-
-  private fileRecord(file: string): FileRecord {
-    const stored = this.stored(file);
-    let fr = this.state.files[stored];
-    if (!fr) {
-      const text = this.ws.text(file);
-      fr = { created: text === undefined, containers: [], interiors: {} };
-      if (text !== undefined && text.trim() === "") fr.blank = text;
-      this.state.files[stored] = fr;
-    }
-    return fr;
-  }
-
-  private write(item: Item): void {
-    if (item.kind === "file") return this.ws.setBytes(item.file, item.content);
-    const fr = this.fileRecord(item.file);
-    const text = this.ws.text(item.file) ?? "";
-    if (item.kind === "block") {
-      return this.ws.setText(item.file, setBlock(text, item.id, item.text, this.show(item.file)));
-    }
-    const created: Created = { containers: [], interiors: {} };
-    const out = setVerified(
-      ENTRY_OPS[item.format],
-      text,
-      item.path,
-      item.value,
-      created,
-      this.show(item.file),
-    );
-    for (const c of created.containers) {
-      if (!fr.containers.some((x) => x.join("\0") === c.join("\0"))) fr.containers.push(c);
-    }
-    fr.interiors = { ...created.interiors, ...fr.interiors };
-    this.ws.setText(item.file, out);
-  }
-
-  private undo(rec: ItemRecord, file: string): void {
-    if (rec.kind === "file") {
-      return this.ws.setBytes(file, rec.previous === undefined ? undefined : unbase64(rec.previous));
-    }
-    const text = this.ws.text(file) ?? "";
-    if (rec.kind === "block") {
-      const id = rec.id!;
-      return this.ws.setText(
-        file,
-        rec.previous === undefined
-          ? removeBlock(text, id, this.show(file))
-          : restoreBlock(text, id, rec.previous, this.show(file)),
-      );
-    }
-    const ops = ENTRY_OPS[rec.format!];
-    const show = this.show(file);
-    if (rec.previous !== undefined) {
-      const out = ops.restore(text, rec.path!, rec.previous, show);
-      if (!readsBack(ops, out, rec.path!, rec.previous, show)) {
-        throw new EditError(
-          `${show}: ${rec.what}: what hermit replaced there, as ${this.recordFile} notes it (items[${
-            this.onRecord.get(rec)
-          }].previous), does not fit back in; repair that item or delete the record`,
-        );
-      }
-      return this.ws.setText(file, out);
-    }
-    const fr = this.state.files[rec.file] ?? { created: false, containers: [], interiors: {} };
-    let out = ops.remove(text, rec.path!, fr.interiors, show);
-    // hermit added a container for an entry inside it: one off this entry's path is not its to take
-    const onPath = fr.containers.filter((c) => c.length < rec.path!.length && startsWith(rec.path!, c));
-    for (const c of onPath.sort((a, b) => b.length - a.length)) {
-      const used = this.state.items.some((r) => r.file === rec.file && r.path && startsWith(r.path, c));
-      if (!used && isEmptyAt(ops, out, c, show)) {
-        out = ops.remove(out, c, fr.interiors, show);
-        fr.containers = fr.containers.filter((x) => x !== c);
-      }
-    }
-    this.ws.setText(file, out);
-  }
-
-  /** When no item of hermit's is left in `file`: delete it if hermit created it and it is empty. */
-  private settle(file: string, format: ItemRecord["format"]): void {
-    const stored = this.stored(file);
-    if (this.state.items.some((r) => r.file === stored)) return;
-    const fr = this.state.files[stored];
-    if (!fr) return;
-    delete this.state.files[stored];
-    const text = this.ws.text(file);
-    if (text === undefined || !isEmptyDoc(text, format)) return;
-    if (fr.created) this.ws.setBytes(file, undefined);
-    else if (fr.blank !== undefined) this.ws.setText(file, fr.blank);
-  }
-
-  private current(
-    i: { kind: string; format?: ConfigFormat; path?: string[]; id?: string },
-    file: string,
-  ): Current {
-    if (i.kind === "file") {
-      const b = this.ws.bytes(file);
-      return b === undefined
-        ? { found: false, editable: true }
-        : { found: true, hash: sha256(b), raw: base64(b), editable: true };
-    }
-    const text = this.ws.text(file);
-    if (text === undefined) return { found: false, editable: true };
-    if (i.kind === "block") {
-      const body = readBlock(text, i.id!, this.show(file));
-      return body === undefined
-        ? { found: false, editable: true }
-        : { found: true, hash: sha256(body), raw: rawBlock(text, i.id!, this.show(file)), editable: true };
-    }
-    const found = ENTRY_OPS[i.format!].read(text, i.path!, this.show(file));
-    if (!found.found) return { found: false, editable: true };
-    return { found: true, hash: valueHash(found.value), raw: found.raw, editable: found.editable !== false };
-  }
-}
-
-/** True when `out` holds `raw` as the entry at `path` (a record's text, spliced in, may break the file). */
-function readsBack(ops: EntryOps, out: string, path: string[], raw: string, file: string): boolean {
-  try {
-    const back = ops.read(out, path, file);
-    return back.found && back.raw === raw;
-  } catch {
-    return false; // the file no longer parses
-  }
-}
-
-export function desiredHash(item: Item): string {
-  if (item.kind === "file") return sha256(item.content);
-  if (item.kind === "block") return sha256(item.text);
-  return valueHash(item.value);
 }

@@ -39,20 +39,14 @@ import {
   refuseLinksIn,
 } from "./confine.ts";
 import { findAliases, linkedConflicts, renamePlans, renameRecord } from "./aliases.ts";
-import { desiredHash, Engine, type Owned } from "./engine.ts";
+import { Engine, type Owned } from "./engine.ts";
+import { desiredHash } from "./item_files.ts";
 import { adapterOnRecord, hostsOnRecord } from "./on_record.ts";
 import { Workspace } from "./ops.ts";
 import { checkItemPlaces } from "./places.ts";
 import { buildReport, type DeployReport } from "./report.ts";
-import {
-  adapterConflict,
-  displayIn,
-  forgetStrayDirs,
-  fromStored,
-  itemKey,
-  loadState,
-  noteAdapter,
-} from "./state.ts";
+import { adapterConflict, displayIn, forgetStrayDirs, fromStored, itemKey, noteAdapter } from "./state.ts";
+import { loadState } from "./record_read.ts";
 
 export interface DeployOptions {
   adapter: string;
