@@ -3,7 +3,8 @@
  * `serve.command`'s arguments, with the adapter directory made absolute, the default `.` included,
  * and `./…`, `../…` words resolved against the adapter; or a remote URL with the token named,
  * never included), the context text, the skill directories file by file, and the roles. A
- * `serve.command` whose DIR holds no adapter is not written anywhere (`serveTargetMissing`).
+ * `serve.command` whose DIR holds no adapter is not written anywhere (`serveTargetMissing`), nor is
+ * a launch a host would read part of as its own variable (`expandedByHosts`).
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -17,7 +18,8 @@ import {
   unreadable,
 } from "../adapter/content.ts";
 import { usageError } from "../errors.ts";
-import type { AdapterParts, Launch, SkillFiles } from "../hosts/types.ts";
+import { HOSTS } from "../hosts/index.ts";
+import type { AdapterParts, HostId, Launch, SkillFiles } from "../hosts/types.ts";
 import { TOKEN_VAR } from "../hosts/types.ts";
 import { quote } from "../manifest/locate.ts";
 import type { Manifest } from "../manifest/types.ts";
@@ -120,6 +122,35 @@ export function stdioLaunch(m: Manifest, self: string[]): Launch {
   if (at < 0) args.splice(1, 0, m.dir);
   else args[at] = path.resolve(m.dir, words[at]);
   return { kind: "stdio", command: self[0], args: [...self.slice(1), ...args] };
+}
+
+/**
+ * The words of the launch hermit made (the binary's path, the adapter directory, paths made
+ * absolute, the URL) that one of `hosts` would read as a variable of its own (`HostSpec.expands`:
+ * `${HOME}` for Claude Code, `$HOME` for Gemini CLI, `{env:HOME}` for OpenCode) and so start
+ * something else, one line each; a word `serve.command` has as written is the author's to mean.
+ */
+export function expandedByHosts(m: Manifest, launch: Launch, hosts: readonly HostId[]): string[] {
+  const written = new Set(splitWords(m.serve.command));
+  const words = launch.kind === "stdio" ? [launch.command, ...launch.args] : [launch.url];
+  const out: string[] = [];
+  for (const w of words.filter((w) => !written.has(w))) {
+    const by = hosts.filter((h) => HOSTS[h].expands?.test(w));
+    if (by.length === 0) continue;
+    const what = w.match(HOSTS[by[0]].expands!)![0];
+    const titles = by.map((h) => HOSTS[h].title);
+    const who = titles.length === 1
+      ? `${titles[0]} reads`
+      : `${titles.slice(0, -1).join(", ")} and ${titles.at(-1)} read`;
+    out.push(
+      `${
+        quote(w)
+      } holds ${what}, which ${who} as a variable in an MCP server's command, so it would start something else; move or rename it, or leave ${
+        by.join(", ")
+      } out of --host`,
+    );
+  }
+  return out;
 }
 
 export function remoteLaunch(url: string): Launch {

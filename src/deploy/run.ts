@@ -28,7 +28,7 @@ import { loadManifest } from "../manifest/load.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { stateDir as hermitStateDir } from "../platform/paths.ts";
 import { stateLock } from "../platform/state_lock.ts";
-import { adapterParts, remoteLaunch, serveTargetMissing, stdioLaunch } from "./adapter.ts";
+import { adapterParts, expandedByHosts, remoteLaunch, serveTargetMissing, stdioLaunch } from "./adapter.ts";
 import { commit, type Committed, refuseReadOnly } from "./commit.ts";
 import { hostFs, readOrExplain, recordBytes } from "./disk.ts";
 import {
@@ -150,6 +150,10 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
         const unservable = o.serveUrl ? undefined : serveTargetMissing(m);
         if (unservable) throw new HermitError(`${m.file}: ${unservable}; nothing was written`, Exit.usage);
         const launch = o.serveUrl ? remoteLaunch(o.serveUrl) : stdioLaunch(m, o.self);
+        const expanded = expandedByHosts(m, launch, hosts);
+        if (expanded.length) {
+          throw new HermitError([...expanded, "nothing was written"].join("\n"), Exit.usage);
+        }
         const parts = adapterParts(m, launch);
         for (const h of hosts) plans.push(HOSTS[h].plan(parts, target, fs));
       }

@@ -33,6 +33,7 @@ export const claude: HostSpec = {
   id: "claude",
   title: "Claude Code",
   nameBudget: 64,
+  expands: /\$\{[^}]*\}/, // ${VAR}, ${VAR:-default}
   signs: {
     project: [".mcp.json", ".claude", "CLAUDE.md", "CLAUDE.local.md"],
     user: (t) => [claudeJson(t), configDir(t)],

@@ -22,6 +22,7 @@ export const cursor: HostSpec = {
   id: "cursor",
   title: "Cursor",
   nameBudget: 60,
+  expands: /\$\{[^}]*\}/, // ${env:VAR}, ${workspaceFolder}, …
   signs: { project: [".cursor", ".cursorrules"], user: (t) => [inHome(t, ".cursor")] },
   plan(a: AdapterParts, t: Target): HostPlan {
     const project = t.scope === "project";

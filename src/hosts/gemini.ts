@@ -36,6 +36,7 @@ export const gemini: HostSpec = {
   id: "gemini",
   title: "Gemini CLI",
   nameBudget: 64,
+  expands: /\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)/, // $VAR, ${VAR}, ${VAR:-default}
   signs: { project: [".gemini", "GEMINI.md"], user: (t) => [inHome(t, ".gemini")] },
   plan(a: AdapterParts, t: Target, fs: HostFs): HostPlan {
     const project = t.scope === "project";

@@ -30,6 +30,7 @@ export const hermes: HostSpec = {
   id: "hermes",
   title: "Hermes Agent",
   nameBudget: 64,
+  expands: /\$\{[^}]*\}/, // ${VAR}, ${env:VAR}
   signs: { project: [".hermes", ".hermes.md", "HERMES.md"], user: (t) => [hermesHome(t)] },
   plan(a: AdapterParts, t: Target): HostPlan {
     const project = t.scope === "project";

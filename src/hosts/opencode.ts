@@ -52,6 +52,7 @@ export const opencode: HostSpec = {
   id: "opencode",
   title: "OpenCode",
   nameBudget: 64,
+  expands: /\{(?:env|file):[^}]*\}/, // {env:VAR}, {file:path}
   signs: { project: ["opencode.json", "opencode.jsonc", ".opencode"], user: (t) => [configDir(t)] },
   plan(a: AdapterParts, t: Target, fs: HostFs): HostPlan {
     const project = t.scope === "project";

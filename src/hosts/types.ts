@@ -94,4 +94,6 @@ export interface HostSpec {
    */
   signs: { project: readonly string[]; user(t: Target): string[] };
   plan(a: AdapterParts, t: Target, fs: HostFs): HostPlan;
+  /** What the host reads as a variable in an MCP entry's command, arguments and URL (none: as written). */
+  expands?: RegExp;
 }

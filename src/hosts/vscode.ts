@@ -30,6 +30,7 @@ export const vscode: HostSpec = {
   id: "vscode",
   title: "VS Code",
   nameBudget: 64,
+  expands: /\$\{[^}]*\}/, // ${env:VAR}, ${input:id}, ${workspaceFolder}, …
   signs: { project: [".vscode", ".github/copilot-instructions.md"], user: (t) => [vscodeUserDir(t)] },
   plan(a: AdapterParts, t: Target): HostPlan {
     const project = t.scope === "project";

@@ -5,16 +5,16 @@
  * or a second DIR made every session fail while `check` said healthy and deploy wrote it. Now
  * `check` reports it as a problem at `serve.command` and deploy refuses it, exit 2.
  */
-import { describe, it } from "node:test";
+import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { serveWordsProblem, splitWords } from "../../../src/deploy/adapter.ts";
 import { staticFindings } from "../../../src/check/static.ts";
 import { HermitError } from "../../../src/errors.ts";
 import { loadManifestWithSource } from "../../../src/manifest/load.ts";
-import { deploy, sandbox } from "../../helpers/deploy.ts";
+import { deploy, GOLDEN_ADAPTER, sandbox, snapshot } from "../../helpers/deploy.ts";
 
 const problem = (line: string) => serveWordsProblem(splitWords(line).slice(1));
 
@@ -68,5 +68,68 @@ describe("serve.command as a host session's command line", () => {
     } finally {
       s.cleanup();
     }
+  });
+});
+
+describe("a path the host would read as its own variable", () => {
+  // Seen with the real CLIs: an adapter in `n$HOME-${HOME}` started as `n/home/u-/home/u` under
+  // Gemini CLI ("Disconnected") and Claude Code ("Failed to connect"), one in `n{env:HOME}` under
+  // OpenCode; deploy wrote them and said nothing.
+  const s = sandbox();
+  after(s.cleanup);
+  const adapterIn = (name: string) => {
+    const dir = path.join(s.root, name);
+    cpSync(GOLDEN_ADAPTER, dir, { recursive: true });
+    return dir;
+  };
+  const refused = async (adapter: string, host: string, re: RegExp) => {
+    await assert.rejects(deploy(s, { adapter, hosts: [host] }), (err: unknown) => {
+      assert.ok(err instanceof HermitError, String(err));
+      assert.equal(err.exitCode, 2, err.message);
+      assert.match(err.message, re);
+      assert.match(err.message, /nothing was written$/);
+      return true;
+    });
+    assert.deepEqual([...snapshot(s.project, []).keys()], [], `${host}: nothing written`);
+  };
+
+  it("${…}, $NAME and {env:…} are refused for the hosts that expand them, exit 2, nothing written", async () => {
+    const braces = adapterIn("n${HOME}");
+    for (const host of ["claude", "cursor", "vscode", "hermes", "gemini"]) {
+      await refused(braces, host, /n\$\{HOME\}' holds \$\{HOME\}, which .* reads? as a variable/);
+    }
+    await refused(adapterIn("n$HOME"), "gemini", /holds \$HOME, which Gemini CLI reads as a variable/);
+    await refused(
+      adapterIn("n{env:HOME}"),
+      "opencode",
+      /holds \{env:HOME\}, which OpenCode reads as a variable/,
+    );
+    await assert.rejects(
+      deploy(s, { adapter: braces, hosts: ["claude", "cursor", "codex"] }),
+      /which Claude Code and Cursor read as a variable .*; move or rename it, or leave claude, cursor out of --host/,
+    );
+    await assert.rejects(
+      deploy(s, { adapter: braces, hosts: ["hermes"], scope: "user" }),
+      /holds \$\{HOME\}, which Hermes Agent reads as a variable/,
+    );
+  });
+
+  it("hosts that take the path as written get it; a serve.command word the author wrote stays theirs", async () => {
+    const r = await deploy(s, { adapter: adapterIn("n$HOME-${HOME} {env:X}"), hosts: ["codex", "pi"] });
+    assert.deepEqual(r.hosts.map((h) => h.host), ["codex", "pi"]);
+    assert.match(
+      readFileSync(path.join(s.project, ".pi", "mcp.json"), "utf8"),
+      /n\$HOME-\$\{HOME\} \{env:X\}/,
+    );
+    await deploy(s, { adapter: adapterIn("n$HOME-${HOME} {env:X}"), hosts: ["codex", "pi"], remove: true });
+    const own = adapterIn("own");
+    const file = path.join(own, "hermit.yaml");
+    const yaml = readFileSync(file, "utf8");
+    writeFileSync(
+      file,
+      yaml.replace("command: hermit serve .", "command: hermit serve . --token-file ${HOME}/t"),
+    );
+    const done = await deploy(s, { adapter: own, hosts: ["claude"], dryRun: true });
+    assert.equal(done.hosts[0].host, "claude");
   });
 });
