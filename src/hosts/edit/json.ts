@@ -75,8 +75,11 @@ export function setJson(text: string, path: string[], value: Json, created: Crea
       return splice(text, child.offset, child.length, renderJson(value, indent, unit, eol));
     }
     if (child.type !== "object") {
+      const what = child.type === "null" ? "null" : child.type === "array" ? "a list" : `a ${child.type}`;
       throw new EditError(
-        `${file}: ${path.slice(0, i + 1).join(".")} is not an object; hermit will not replace it`,
+        `${file}: ${
+          path.slice(0, i + 1).join(".")
+        } is ${what}, not an object; make it {} or take it out (hermit will not replace it)`,
       );
     }
     obj = child;

@@ -55,7 +55,9 @@ function walk(text: string, path: string[], file: string) {
     if (i === path.length - 1) break;
     if (pair.value !== null && !isMap(pair.value) && !(isScalar(pair.value) && pair.value.value === null)) {
       throw new EditError(
-        `${file}: ${path.slice(0, i + 1).join(".")} is not a mapping; hermit will not replace it`,
+        `${file}: ${
+          path.slice(0, i + 1).join(".")
+        } is not a mapping; make it {} or take it out (hermit will not replace it)`,
       );
     }
     map = isMap(pair.value) ? pair.value : undefined;
@@ -75,8 +77,8 @@ export function readYaml(text: string, path: string[], file = "file"): Found & {
 
 /**
  * Set `path` to `value`. `created.containers` collects the mappings that had to be added;
- * `created.interiors` the text of an empty flow mapping (`key: {}`) turned into a block, so that
- * `removeYaml` can give it back.
+ * `created.interiors` the text of an empty flow mapping (`key: {}`) or a written null (`key: ~`)
+ * turned into a block, so that `removeYaml` can give it back.
  */
 export function setYaml(text: string, path: string[], value: Json, created: Created, file = "file"): string {
   const eol = detectEol(text);
@@ -96,12 +98,10 @@ export function setYaml(text: string, path: string[], value: Json, created: Crea
   const parent = pairs[depth - 1];
   const parentIndent = indentAt(text, parent.key.range![0]);
   const items = (map?.items ?? []) as Pair<Node, Node | null>[];
-  if (map?.flow) {
-    if (items.length) {
-      throw new EditError(
-        `${file}: ${path.slice(0, depth).join(".")} is a flow mapping ({…}); ${BLOCK}`,
-      );
-    }
+  if (map?.flow && items.length) {
+    throw new EditError(`${file}: ${path.slice(0, depth).join(".")} is a flow mapping ({…}); ${BLOCK}`);
+  }
+  if (map?.flow || writtenNull(parent.value)) {
     const [from, to] = region(text, parent);
     created.interiors[path.slice(0, depth).join("\0")] = text.slice(from, to);
     const body = renderPair(missing[0], nested, parentIndent + unit, unit, eol);
@@ -116,6 +116,11 @@ export function setYaml(text: string, path: string[], value: Json, created: Crea
   return insertLines(text, lineEnd(text, parent.key.range![0]), lines, eol, false);
 }
 
+/** A value written as null (`~`, `null`): lines under its key would not parse; `key:` alone is null too. */
+function writtenNull(value: Node | null): boolean {
+  return isScalar(value) && value.value === null && value.range![1] > value.range![0];
+}
+
 /** Put back `raw`, the pair's text as it was, in place of the pair at `path`. */
 export function restoreYaml(text: string, path: string[], raw: string, file = "file"): string {
   const { pairs, map } = walk(text, path, file);
@@ -126,8 +131,8 @@ export function restoreYaml(text: string, path: string[], raw: string, file = "f
 
 /**
  * Remove the pair at `path`: a top-level pair goes with the blank line `setYaml` put before it, and
- * a mapping emptied by it gets back the `{}` text recorded in `interiors` (when that text is the
- * same key's `{}`).
+ * a mapping emptied by it gets back the `{}` (or `~`) text recorded in `interiors` (when that text
+ * is the same key's empty value).
  */
 export function removeYaml(
   text: string,
@@ -148,14 +153,15 @@ export function removeYaml(
 }
 
 /**
- * True when `after` holds what `before` holds with the mapping at `path` written `{}`: an interior
- * from a record (a project's file) that is anything but that key's `{}` is not put back.
+ * True when `after` holds what `before` holds with the mapping at `path` written `{}` or null (`~`):
+ * an interior from a record (a project's file) that is anything but that key's empty value is not
+ * put back.
  */
 function onlyEmptied(before: string, after: string, path: string[]): boolean {
   const doc = parseDocument(after);
   if (doc.errors.length) return false;
   const want = parseDocument(before);
-  want.setIn(path, want.createNode({}));
+  want.setIn(path, doc.getIn(path) === null ? null : want.createNode({}));
   return JSON.stringify(doc.toJS()) === JSON.stringify(want.toJS());
 }
 

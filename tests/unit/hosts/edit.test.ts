@@ -85,6 +85,12 @@ describe("JSON / JSONC", () => {
   it("refuses broken JSON and non-object containers", () => {
     assert.throws(() => setJson(`{ "a": `, ["x"], entry, created()), EditError);
     assert.throws(() => setJson(`{ "mcpServers": [] }`, ["mcpServers", "n"], entry, created()), EditError);
+    for (const [value, what] of [["[]", "a list"], ["null", "null"], [`"x"`, "a string"]]) {
+      assert.throws(
+        () => setJson(`{ "mcpServers": ${value} }`, ["mcpServers", "n"], entry, created(), ".mcp.json"),
+        new RegExp(`\\.mcp\\.json: mcpServers is ${what}, not an object; make it \\{\\} or take it out`),
+      );
+    }
   });
 });
 
@@ -98,6 +104,9 @@ describe("YAML", () => {
     `model: x\nmcp_servers:\n  a:\n    command: x   # c\n    args: [1, 2]\n  # comment\n# between\nother: 1\n`,
     `mcp_servers:  # my servers\nother: 1\n`,
     `mcp_servers: {}\nother: 1\n`,
+    `mcp_servers: ~\nother: 1\n`,
+    `model: x\nmcp_servers: null   # none yet\n`,
+    `mcp_servers: Null\r\nother: 1\r\n`,
     `mcp_servers:\n    a: {command: y}\n`,
     `mcp_servers:\r\n  a:\r\n    command: y\r\n`,
   ];
