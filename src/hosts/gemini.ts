@@ -18,15 +18,19 @@ import {
 import { inHome, inProject, join } from "./paths.ts";
 import type { AdapterParts, HostFs, HostPlan, HostSpec, Target } from "./types.ts";
 
-/** `context.fileName` from the settings (a name or a list), else GEMINI.md. */
+/** A file name of its own (not `.`, `..` or a path): the context file hermit may write. */
+const isName = (x: unknown): x is string =>
+  typeof x === "string" && /^[^/\\]+$/.test(x) && x !== "." && x !== "..";
+
+/** The first name in `context.fileName` from the settings (a name or a list), else GEMINI.md. */
 function contextFileName(settings: (string | undefined)[]): string {
   for (const text of settings) {
     if (text === undefined) continue;
     try {
       const found = readJson(text, ["context", "fileName"]);
       const v = found.found ? found.value : undefined;
-      const name = Array.isArray(v) ? v.find((x) => typeof x === "string") : v;
-      if (typeof name === "string" && /^[^/\\]+$/.test(name)) return name;
+      const name = (Array.isArray(v) ? v : [v]).find(isName);
+      if (name !== undefined) return name;
     } catch { /* unreadable settings: the default */ }
   }
   return "GEMINI.md";

@@ -222,3 +222,25 @@ describe("--host parsing", () => {
     );
   });
 });
+
+describe("Gemini CLI's context.fileName", () => {
+  const contextFile = (fileName: unknown) => {
+    const settings = JSON.stringify({ context: { fileName } });
+    const fs: HostFs = {
+      exists: () => true,
+      read: (p) => p.endsWith("settings.json") ? settings : undefined,
+    };
+    return HOSTS.gemini.plan(parts({ kind: "stdio", command: "/h", args: [] }), linux("project"), fs).items
+      .find((i) => i.kind === "block")?.file;
+  };
+
+  it("a name in the project is taken; '.', '..' and paths are not names: GEMINI.md, or the next one", () => {
+    assert.equal(contextFile("TEAM.md"), "/work/app/TEAM.md");
+    assert.equal(contextFile(["..", "TEAM.md"]), "/work/app/TEAM.md");
+    // these wrote into the project's parent ("leads outside the project; replace the link") or
+    // read the project folder as the file ("cannot read /work/app (EISDIR)")
+    for (const odd of ["..", ".", "../x.md", "/etc/x.md", ["."]]) {
+      assert.equal(contextFile(odd), "/work/app/GEMINI.md", JSON.stringify(odd));
+    }
+  });
+});
