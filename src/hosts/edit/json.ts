@@ -4,7 +4,7 @@
  * spliced here, line by line, so every byte hermit does not own stays as it was — comments,
  * key order, indentation, line endings — and removing an entry is the exact inverse of adding it.
  */
-import { findNodeAtLocation, getNodeValue, type Node, type ParseError, parseTree } from "jsonc-parser";
+import { getNodeValue, type Node, type ParseError, parseTree } from "jsonc-parser";
 import {
   bomHint,
   detectEol,
@@ -42,7 +42,7 @@ function parse(text: string, file: string): Node | undefined {
 
 export function readJson(text: string, path: string[], file = "file"): Found {
   const root = parse(text, file);
-  const node = root && findNodeAtLocation(root, path);
+  const node = root && nodeAt(root, path);
   if (!node) return { found: false };
   return { found: true, value: getNodeValue(node), raw: text.slice(node.offset, node.offset + node.length) };
 }
@@ -90,7 +90,7 @@ export function setJson(text: string, path: string[], value: Json, created: Crea
 /** Put `raw` (text taken from this file before) back as the value at `path`. */
 export function restoreJson(text: string, path: string[], raw: string, file = "file"): string {
   const root = parse(text, file);
-  const node = root && findNodeAtLocation(root, path);
+  const node = root && nodeAt(root, path);
   return node ? splice(text, node.offset, node.length, raw) : text;
 }
 
@@ -105,7 +105,7 @@ export function removeJson(
   file = "file",
 ): string {
   const root = parse(text, file);
-  const node = root && findNodeAtLocation(root, path);
+  const node = root && nodeAt(root, path);
   if (!node?.parent || node.parent.type !== "property") return text;
   const prop = node.parent;
   const obj = prop.parent!;
@@ -133,7 +133,7 @@ export function removeJson(
   const key = path.slice(0, -1).join("\0");
   // only blank text, as hermit notes it (a record is a project's file: other text is not the file's)
   if (props.length === 1 && key in interiors && /^[ \t]*$/.test(interiors[key])) {
-    const emptied = findNodeAtLocation(parse(out, file)!, path.slice(0, -1));
+    const emptied = nodeAt(parse(out, file)!, path.slice(0, -1));
     if (
       emptied?.type === "object" &&
       out.slice(emptied.offset + 1, emptied.offset + emptied.length - 1).trim() === ""
@@ -186,6 +186,16 @@ function insertProperty(
 /** A property node of `obj` by key (the last one when a key repeats, as JSON.parse does). */
 function property(obj: Node, key: string): Node | undefined {
   return obj.children?.findLast((p) => p.children?.[0].value === key);
+}
+
+/** The value at `path`, each key's last occurrence: what JSON.parse and the hosts read. */
+function nodeAt(root: Node, path: string[]): Node | undefined {
+  let node: Node | undefined = root;
+  for (const key of path) {
+    if (node?.type !== "object") return undefined;
+    node = property(node, key)?.children?.[1];
+  }
+  return node;
 }
 
 /** True when the property at `start` has its line(s) to itself up to `after` (then a comment at most). */

@@ -48,6 +48,10 @@ describe("JSON / JSONC", () => {
     `{\r\n\t"mcpServers": {\r\n\t\t"x": 1,\r\n\t},\r\n}\r\n`,
     `{"mcpServers":{"x":1}}`,
     `{\n  "mcpServers": {\n    // only a comment\n  }\n}\n`,
+    // a key twice: JSON.parse and the hosts take the last one (hermit wrote into it, then read the
+    // first: "could not write mcpServers.notes so that it reads back")
+    `{\n  "mcpServers": {"a": {"command": "x"}},\n  "mcpServers": {"b": {"command": "y"}}\n}\n`,
+    `{\n  "mcpServers": {"a": 1},\n  "mcpServers": {}\n}\n`,
   ];
   for (const input of inputs) {
     it(`adds and removes exactly: ${JSON.stringify(input)}`, () => {
