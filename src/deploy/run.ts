@@ -139,7 +139,13 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     const fs = hostFs(ws, realRoot);
     // a project's record (anyone may commit one) is taken only for places a host writes
     if (realRoot) checkItemPlaces(state, root, recordFile, target, fs);
-    const { hosts, detected } = chooseHosts(o, target, () => hostsOnRecord(state, name, recordFile), fs);
+    const { hosts, detected } = chooseHosts(
+      o,
+      target,
+      () => hostsOnRecord(state, name, recordFile),
+      fs,
+      recordFile,
+    );
     const sameName = m && adapterConflict(state, m.name, m.dir, o.force);
     if (sameName) throw new HermitError(`${sameName}; nothing was written`, Exit.usage);
     const plans: HostPlan[] = [];
@@ -219,19 +225,24 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
 
 /**
  * The hosts of this run: `--host`; for a removal without it (or `all`), those on record; for
- * `all`, those in use here (`detectHosts`: in a project, the hosts with files in it), each with
- * what showed it.
+ * `all`, those in use here (`detectHosts`: in a project, the hosts with files in it) and those
+ * the record has the adapter on (Hermes in a project may leave only AGENTS.md), each with what
+ * showed it.
  */
 function chooseHosts(
   o: DeployOptions,
   t: Target,
   recorded: () => HostId[],
   fs: HostFs,
+  recordFile: string,
 ): { hosts: HostId[]; detected?: Detected[] } {
   const parsed = o.hosts.length ? parseHosts(o.hosts) : o.remove ? "all" : parseHosts([]);
   if (parsed !== "all") return { hosts: parsed };
   if (o.remove) return { hosts: recorded() };
-  const detected = detectHosts(t, fs);
+  const found = detectHosts(t, fs);
+  const onRecord = recorded().filter((h) => !found.some((d) => d.host === h));
+  const detected = [...found, ...onRecord.map((host) => ({ host, sign: recordFile }))]
+    .sort((a, b) => HOST_IDS.indexOf(a.host) - HOST_IDS.indexOf(b.host));
   if (detected.length) return { hosts: detected.map((d) => d.host), detected };
   if (t.scope === "user") {
     throw new HermitError(

@@ -187,6 +187,24 @@ describe("dry run, screening, host selection", () => {
   });
 });
 
+describe("--host all and the record", () => {
+  const s = sandbox();
+  after(s.cleanup);
+
+  it("a host the adapter is on record for here counts: Hermes in a project leaves only AGENTS.md", async () => {
+    const adapter = path.join(s.root, "no-roles");
+    cpSync(GOLDEN_ADAPTER, adapter, { recursive: true });
+    const file = path.join(adapter, "hermit.yaml");
+    writeFileSync(file, readFileSync(file, "utf8").replace(/^  roles: .*\n/m, ""));
+    const first = await deploy(s, { adapter, hosts: ["hermes"] });
+    assert.deepEqual(first.changed.map((c) => path.relative(s.project, c.file)), ["AGENTS.md"]);
+    mkdirSync(path.join(s.project, ".cursor"));
+    const again = await deploy(s, { adapter, hosts: ["all"], dryRun: true });
+    assert.deepEqual(again.hosts.map((h) => h.host), ["hermes", "cursor"]);
+    assert.equal(path.relative(s.project, again.detected![0].sign), path.join(".hermit", "deployed.json"));
+  });
+});
+
 describe("name budget", () => {
   const s = sandbox();
   after(s.cleanup);
