@@ -3,7 +3,7 @@
  * command (so written files do not depend on the runtime), snapshots of directory trees to compare
  * byte for byte, and the golden-file layout under tests/fixtures/hosts/<host>/<scope>/.
  */
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { type DeployOptions, runDeploy } from "../../src/deploy/run.ts";
 import type { DeployReport } from "../../src/deploy/report.ts";
@@ -51,6 +51,15 @@ export function deploy(
     self: SELF,
     ...opts,
   });
+}
+
+/** A copy of the golden adapter at `root/name`, its hermit.yaml changed by `edit`. */
+export function goldenCopy(root: string, name: string, edit: (yaml: string) => string = (y) => y): string {
+  const dir = path.join(root, name);
+  cpSync(GOLDEN_ADAPTER, dir, { recursive: true });
+  const file = path.join(dir, "hermit.yaml");
+  writeFileSync(file, edit(readFileSync(file, "utf8")));
+  return dir;
 }
 
 /** Every file under `dir` (relative path → bytes), leaving out `skip` names at any depth. */

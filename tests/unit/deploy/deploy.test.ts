@@ -18,7 +18,7 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { HermitError } from "../../../src/errors.ts";
-import { copyTree, deploy, GOLDEN_ADAPTER, sandbox, snapshot } from "../../helpers/deploy.ts";
+import { copyTree, deploy, GOLDEN_ADAPTER, goldenCopy, sandbox, snapshot } from "../../helpers/deploy.ts";
 import { fixtures } from "../../helpers/hermit.ts";
 
 const mine = `{\n  "mcpServers": {\n    "notes": { "command": "my-own-notes" } // mine\n  }\n}\n`;
@@ -192,10 +192,7 @@ describe("--host all and the record", () => {
   after(s.cleanup);
 
   it("a host the adapter is on record for here counts: Hermes in a project leaves only AGENTS.md", async () => {
-    const adapter = path.join(s.root, "no-roles");
-    cpSync(GOLDEN_ADAPTER, adapter, { recursive: true });
-    const file = path.join(adapter, "hermit.yaml");
-    writeFileSync(file, readFileSync(file, "utf8").replace(/^  roles: .*\n/m, ""));
+    const adapter = goldenCopy(s.root, "no-roles", (y) => y.replace(/^ {2}roles: .*\n/m, ""));
     const first = await deploy(s, { adapter, hosts: ["hermes"] });
     assert.deepEqual(first.changed.map((c) => path.relative(s.project, c.file)), ["AGENTS.md"]);
     mkdirSync(path.join(s.project, ".cursor"));
@@ -210,11 +207,8 @@ describe("name budget", () => {
   after(s.cleanup);
 
   it("warns per host when mcp__<adapter>__<tool> passes the host's cap (Cursor 60, others 64)", async () => {
-    const adapter = path.join(s.root, "long");
-    cpSync(GOLDEN_ADAPTER, adapter, { recursive: true });
     const tool = "list_notes_with_a_name_long_enough_for_cursor_xxx"; // mcp__notes__… is 61 characters
-    const file = path.join(adapter, "hermit.yaml");
-    writeFileSync(file, readFileSync(file, "utf8").replaceAll("list_notes", tool));
+    const adapter = goldenCopy(s.root, "long", (y) => y.replaceAll("list_notes", tool));
     const r = await deploy(s, { adapter, hosts: ["claude", "cursor"], dryRun: true });
     assert.deepEqual(r.hosts.find((h) => h.host === "claude")?.warnings, []);
     assert.match(

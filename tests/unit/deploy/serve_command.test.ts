@@ -7,14 +7,14 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { serveWordsProblem, splitWords } from "../../../src/deploy/adapter.ts";
 import { staticFindings } from "../../../src/check/static.ts";
 import { HermitError } from "../../../src/errors.ts";
 import { loadManifestWithSource } from "../../../src/manifest/load.ts";
-import { deploy, GOLDEN_ADAPTER, sandbox, snapshot } from "../../helpers/deploy.ts";
+import { deploy, goldenCopy, sandbox, snapshot } from "../../helpers/deploy.ts";
 
 const problem = (line: string) => serveWordsProblem(splitWords(line).slice(1));
 
@@ -77,11 +77,7 @@ describe("a path the host would read as its own variable", () => {
   // OpenCode; deploy wrote them and said nothing.
   const s = sandbox();
   after(s.cleanup);
-  const adapterIn = (name: string) => {
-    const dir = path.join(s.root, name);
-    cpSync(GOLDEN_ADAPTER, dir, { recursive: true });
-    return dir;
-  };
+  const adapterIn = (name: string) => goldenCopy(s.root, name);
   const refused = async (adapter: string, host: string, re: RegExp) => {
     await assert.rejects(deploy(s, { adapter, hosts: [host] }), (err: unknown) => {
       assert.ok(err instanceof HermitError, String(err));
@@ -122,12 +118,10 @@ describe("a path the host would read as its own variable", () => {
       /n\$HOME-\$\{HOME\} \{env:X\}/,
     );
     await deploy(s, { adapter: adapterIn("n$HOME-${HOME} {env:X}"), hosts: ["codex", "pi"], remove: true });
-    const own = adapterIn("own");
-    const file = path.join(own, "hermit.yaml");
-    const yaml = readFileSync(file, "utf8");
-    writeFileSync(
-      file,
-      yaml.replace("command: hermit serve .", "command: hermit serve . --token-file ${HOME}/t"),
+    const own = goldenCopy(
+      s.root,
+      "own",
+      (y) => y.replace("command: hermit serve .", "command: hermit serve . --token-file ${HOME}/t"),
     );
     const done = await deploy(s, { adapter: own, hosts: ["claude"], dryRun: true });
     assert.equal(done.hosts[0].host, "claude");
