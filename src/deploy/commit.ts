@@ -55,27 +55,38 @@ const WHY: Record<string, string> = {
 };
 
 /**
- * A file the user made read-only (no owner write bit) is not replaced: an atomic rename would get
- * past its mode, which is how people say "leave this alone". Checked before anything is written.
+ * A file that a write must not replace, checked before anything is written: one the user made
+ * read-only (no owner write bit: an atomic rename would get past its mode, which is how people say
+ * "leave this alone"), and one with other names (hard links: the rename would leave them with the
+ * old content, split from it for good, as a dotfiles copy linked to ~/.claude.json was).
  */
-export function refuseReadOnly(changes: FileChange[], show: (file: string) => string): void {
+export function refuseUnreplaceable(changes: FileChange[], show: (file: string) => string): void {
   for (const c of changes) {
     if (c.before === undefined) continue;
-    let mode: number;
+    let st: { mode: number; nlink: number };
     try {
-      mode = statSync(c.file).mode;
+      st = statSync(c.file);
     } catch {
       continue;
     }
-    if ((mode & 0o200) !== 0) continue;
-    throw new HermitError(
-      `${show(c.file)} is read-only (mode ${
-        (mode & 0o777).toString(8)
-      }); hermit does not replace a file you made read-only: chmod u+w ${
-        show(c.file)
-      } to let it; nothing was written`,
-      Exit.usage,
-    );
+    if ((st.mode & 0o200) === 0) {
+      throw new HermitError(
+        `${show(c.file)} is read-only (mode ${
+          (st.mode & 0o777).toString(8)
+        }); hermit does not replace a file you made read-only: chmod u+w ${
+          show(c.file)
+        } to let it; nothing was written`,
+        Exit.usage,
+      );
+    }
+    if (st.nlink > 1 && c.after !== undefined) {
+      throw new HermitError(
+        `${
+          show(c.file)
+        } has ${st.nlink} names (hard links); hermit replaces a file whole, which would split it from the others: make them symlinks to one file (ln -sf), then run again; nothing was written`,
+        Exit.usage,
+      );
+    }
   }
 }
 

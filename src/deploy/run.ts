@@ -29,7 +29,7 @@ import type { Manifest } from "../manifest/types.ts";
 import { stateDir as hermitStateDir } from "../platform/paths.ts";
 import { stateLock } from "../platform/state_lock.ts";
 import { adapterParts, expandedByHosts, remoteLaunch, serveTargetMissing, stdioLaunch } from "./adapter.ts";
-import { commit, type Committed, refuseReadOnly } from "./commit.ts";
+import { commit, type Committed, refuseUnreplaceable } from "./commit.ts";
 import { hostFs, readOrExplain, recordBytes } from "./disk.ts";
 import {
   checkItemFiles,
@@ -190,7 +190,7 @@ export async function runDeploy(o: DeployOptions): Promise<DeployReport> {
     if (pause > 0) await new Promise((r) => setTimeout(r, pause));
     let committed: Committed = {};
     if (!o.dryRun) {
-      refuseReadOnly(changes, show);
+      refuseUnreplaceable(changes, show);
       const stamp = new Date().toISOString().replace(/[:.]/g, "-");
       const removedBackups = path.join(stateDir, "removed", `${stamp}-${name}`);
       committed = commit(changes, state, {

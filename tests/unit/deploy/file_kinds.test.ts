@@ -3,18 +3,21 @@
  * host file or the record should be is refused at once (reading it would block the run, which
  * holds the machine-wide lock), a link to nothing is refused rather than replaced by a plain file,
  * a broken record (not JSON, a folder, its folder a file) is bad input (exit 2) with advice that
- * fits, and `--remove` that puts back the user's own entry says so.
+ * fits, `--remove` that puts back the user's own entry says so, and a file with other names (hard
+ * links) is not split from them.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import {
   existsSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   readFileSync,
   readlinkSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -225,6 +228,32 @@ describe("a link to nothing", { skip: !posix && "symlinks" }, () => {
       await deploy(s, { hosts: ["claude"], remove: true });
       assert.ok(lstatSync(link).isSymbolicLink(), "still a link");
       assert.equal(readFileSync(path.join(s.project, "config", "mcp.json"), "utf8"), "{}\n");
+    } finally {
+      s.cleanup();
+    }
+  });
+});
+
+describe("a host file with more than one name (a hard link)", () => {
+  it("is refused, naming the file and the fix: replacing it whole split it from its other names", {
+    skip: !posix,
+  }, async () => {
+    // Seen: ~/.claude.json hard-linked to a dotfiles copy became a file of its own on convert, and
+    // stayed one after --remove; the dotfiles copy never had the entry.
+    const s = sandbox();
+    try {
+      const dots = path.join(s.root, "dots.json");
+      writeFileSync(dots, "{}\n");
+      linkSync(dots, path.join(s.home, ".claude.json"));
+      await rejects(
+        deploy(s, { hosts: ["claude"], scope: "user" }),
+        2,
+        /^~\/\.claude\.json has 2 names \(hard links\); hermit replaces a file whole.*ln -sf.*nothing was written$/,
+      );
+      assert.equal(statSync(dots).nlink, 2, "still one file");
+      assert.equal(readFileSync(dots, "utf8"), "{}\n");
+      const created = await deploy(s, { hosts: ["claude"], scope: "user", dryRun: true });
+      assert.equal(created.hosts[0].host, "claude", "a dry run shows the change");
     } finally {
       s.cleanup();
     }
