@@ -69,7 +69,10 @@ export const hermes: HostSpec = {
       notes: l.kind === "remote" && !project
         ? [`set ${l.tokenVar} in ${join(t, home, ".env")} or the environment Hermes starts in`]
         : [],
-      reconnect: "in Hermes: /reload-mcp",
+      // a project gets no MCP server (convert writes it): the context is what changed there
+      reconnect: project
+        ? "in Hermes: start a new session (AGENTS.md is read when one starts)"
+        : "in Hermes: /reload-mcp",
     };
   },
 };

@@ -62,6 +62,11 @@ describe("--host all", () => {
       "Claude Code is set up for the user only",
     );
     assert.equal(existsSync(path.join(project, ".cursor", "mcp.json")), true);
+    // no MCP server went into the project, so /reload-mcp would pick up nothing
+    assert.match(
+      r.stdout,
+      /^ {2}reconnect: in Hermes: start a new session \(AGENTS\.md is read when one starts\)$/m,
+    );
     const json = await runHermit(["deploy", notes, project, "--host", "all", "--json"], { env });
     assert.equal(json.code, 0, json.stderr);
     assert.deepEqual(JSON.parse(json.stdout).detected.map((d: { host: string }) => d.host), [
