@@ -1,8 +1,10 @@
 /**
  * Gate 1 as `check` findings: entries screening refuses, as written and as they would run (after
- * `${…}` interpolation with this environment, which is what serve screens right before a spawn).
+ * `${…}` interpolation with this environment, which is what serve screens right before a spawn),
+ * and remote servers that would get credentials over plain http (`gates/cleartext.ts`).
  */
 import process from "node:process";
+import { cleartextRefusal } from "../gates/cleartext.ts";
 import { type Refusal, refusalLine, screenManifest } from "../gates/screen_manifest.ts";
 import { contextFrom, interpolate } from "../manifest/interpolate.ts";
 import type { Manifest } from "../manifest/types.ts";
@@ -24,7 +26,14 @@ export function screeningFindings(
     ...written,
     ...atRun.map((r) => ({ ...r, reason: `${r.reason} (after \${…} interpolation)` })),
   ];
-  if (refusals.length === 0) {
+  const lines = [
+    ...refusals.map(refusalLine),
+    ...Object.values(m.upstreams).flatMap((u) => {
+      if (u.kind === "stdio") return [];
+      return cleartextRefusal(u, interpolated.upstreams[u.name]?.url ?? "", m.file) ?? [];
+    }),
+  ];
+  if (lines.length === 0) {
     const n = Object.keys(m.upstreams).length + Object.keys(m.tools).length;
     return n
       ? [{
@@ -34,5 +43,5 @@ export function screeningFindings(
       }]
       : [];
   }
-  return refusals.map((r) => ({ level: "problem", area: "screening", message: refusalLine(r) }));
+  return lines.map((message) => ({ level: "problem", area: "screening", message }));
 }

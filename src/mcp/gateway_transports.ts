@@ -66,6 +66,7 @@ export class Transports {
     const auth = this.#oauthFor(u);
     return buildTransport(u, {
       adapterDir: ctx.adapterDir,
+      manifestFile: this.#manifest.file,
       interpolation: ctx.interpolation,
       parentEnv: ctx.parentEnv,
       platform: ctx.platform,

@@ -1,15 +1,18 @@
 /**
  * From a manifest `mcp_servers` entry to a connected-ready SDK transport: interpolation, the
  * filtered environment (gate 2), command resolution against that environment's PATH, and the
- * transport kind (stdio in its own process group, Streamable HTTP, or legacy SSE). The SDK's HTTP
+ * transport kind (stdio in its own process group, Streamable HTTP, or legacy SSE), and a remote one
+ * refused when it would send credentials in cleartext (`gates/cleartext.ts`). The SDK's HTTP
  * transports (`http_transport.ts`) are loaded with the first remote upstream, not before.
  */
 import path from "node:path";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { childEnv } from "../gates/env.ts";
+import { cleartextRefusal } from "../gates/cleartext.ts";
 import { screenUpstream } from "../gates/screen_manifest.ts";
 import { interpolate, type InterpolationContext } from "../manifest/interpolate.ts";
+import { MANIFEST_FILE } from "../manifest/paths.ts";
 import type { Upstream } from "../manifest/types.ts";
 import { pathDirs, relativePathDirs, which } from "../platform/which.ts";
 import { pinArgs } from "../lock/packages.ts";
@@ -19,6 +22,8 @@ import { GroupStdioTransport, type Launch } from "./stdio_transport.ts";
 
 export interface TransportContext {
   adapterDir: string;
+  /** The manifest, for messages (default: `hermit.yaml` in `adapterDir`). */
+  manifestFile?: string;
   interpolation: InterpolationContext;
   /** hermit's own environment, the source of the inheritable keys. */
   parentEnv: Readonly<Record<string, string | undefined>>;
@@ -108,6 +113,9 @@ export async function buildTransport(u: Upstream, ctx: TransportContext): Promis
   const { value, unresolved } = interpolate({ url: u.url!, headers: u.headers }, ctx.interpolation);
   const verdict = screenUpstream({ url: value.url, headers: value.headers, args: [], env: {} });
   if (verdict.refused) throw new UpstreamRefused(`refused: mcp_servers.${u.name}: ${verdict.reason}`);
+  const file = ctx.manifestFile ?? path.join(ctx.adapterDir, MANIFEST_FILE);
+  const cleartext = cleartextRefusal(u, value.url, file);
+  if (cleartext) throw new UpstreamRefused(cleartext);
   const url = new URL(value.url);
   const { httpTransport } = await import("./http_transport.ts");
   const transport = httpTransport(u.kind, url, {

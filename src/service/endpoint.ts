@@ -13,6 +13,7 @@ import path from "node:path";
 import process from "node:process";
 import { log } from "../log.ts";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
+import { isLoopbackName } from "../platform/loopback.ts";
 import { type FetchLike, plainFetch } from "../platform/plain_fetch.ts";
 import { isAlive, processStartTime } from "../platform/proc.ts";
 import { SERVICE_BUSY } from "./http_errors.ts";
@@ -114,18 +115,6 @@ export type Liveness =
   | { live: true; health: Health; busy?: undefined }
   | { live: true; health?: undefined; busy: string }
   | { live: false; why: string; gone: boolean };
-
-const digits = (s: string): boolean => s !== "" && [...s].every((c) => c >= "0" && c <= "9");
-
-/**
- * `127.x.y.z`, `localhost` or `[::1]`, as `URL.hostname` spells them. Without a regular expression:
- * a relay checks this on every start, and the regex engine costs it more memory than the rest.
- */
-export function isLoopbackName(host: string): boolean {
-  if (host === "localhost" || host === "[::1]") return true;
-  const parts = host.split(".");
-  return parts.length === 4 && parts[0] === "127" && parts.every(digits);
-}
 
 /**
  * What talks to a service at `url`: `plainFetch` for http:// on a loopback name (no proxy can

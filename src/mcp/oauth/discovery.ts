@@ -9,6 +9,7 @@
  * token endpoint is on oauth2.googleapis.com, Cognito's endpoints on amazoncognito.com).
  */
 import type { OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
+import { isLoopback } from "../../platform/loopback.ts";
 import { sameIssuer } from "./client.ts";
 
 /** The authorization server discovery found is not one hermit sends credentials to. */
@@ -21,12 +22,6 @@ export interface VerifiedServer {
   issuer: string;
   /** Its metadata promises an `iss` on every authorization response (RFC 9207 §2.4). */
   issRequired: boolean;
-}
-
-/** 127.0.0.0/8, ::1 or localhost. */
-export function isLoopback(url: URL): boolean {
-  const h = url.hostname;
-  return h === "localhost" || h === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
 function parse(url: string): URL | undefined {

@@ -157,6 +157,7 @@ export async function login(
     try {
       return (await buildTransport(u, {
         adapterDir: manifest.dir,
+        manifestFile: manifest.file,
         interpolation,
         parentEnv: env,
         platform: o.platform ?? process.platform,
