@@ -23,7 +23,7 @@ import type { AdapterParts, HostId, Launch, SkillFiles } from "../hosts/types.ts
 import { TOKEN_VAR } from "../hosts/types.ts";
 import { quote } from "../manifest/locate.ts";
 import type { Manifest } from "../manifest/types.ts";
-import { parseServeUrl } from "../service/access.ts";
+import { cleartextServeUrl, parseServeUrl } from "../service/access.ts";
 
 /** `serve.command` as words (single and double quotes group, as in a shell). */
 export function splitWords(line: string): string[] {
@@ -50,11 +50,13 @@ const SESSION_OPTIONS = ["--serve-url", "--token-file"];
 /**
  * Why `serve …` words (`words[0]` is `serve`) cannot be a host session's command line, or
  * undefined: an option `hermit serve` does not take, one that starts the shared service instead of
- * a session (`--standalone`: that is `serve.lifecycle`), a value missing, or more than one DIR.
+ * a session (`--standalone`: that is `serve.lifecycle`), a value missing, more than one DIR, or a
+ * token sent to a `--serve-url` on plain http to another host.
  * Each makes every host session started with it fail. Pure.
  */
 export function serveWordsProblem(words: string[]): string | undefined {
   let dirs = 0;
+  const given = new Map<string, string>();
   for (let i = 1; i < words.length; i++) {
     const w = words[i];
     if (w === "--") {
@@ -74,7 +76,12 @@ export function serveWordsProblem(words: string[]): string | undefined {
     if (!w.includes("=") && (++i >= words.length || words[i].startsWith("-"))) {
       return `passes ${name} without its value, so every host session started with it fails`;
     }
+    given.set(name, w.includes("=") ? w.slice(w.indexOf("=") + 1) : words[i]);
   }
+  const url = URL.parse(given.get("--serve-url") ?? "");
+  const cleartext = url && given.has("--token-file") &&
+    cleartextServeUrl(url, "every host session started with it");
+  if (cleartext) return `passes --serve-url ${url.href}, ${cleartext}`;
   return dirs > 1
     ? "passes more than one DIR, so every host session started with it fails: command: hermit serve ."
     : undefined;
@@ -154,7 +161,7 @@ export function expandedByHosts(m: Manifest, launch: Launch, hosts: readonly Hos
 }
 
 export function remoteLaunch(url: string): Launch {
-  return { kind: "remote", url: parseServeUrl(url).href, tokenVar: TOKEN_VAR };
+  return { kind: "remote", url: parseServeUrl(url, "hosts").href, tokenVar: TOKEN_VAR };
 }
 
 function skills(m: Manifest): SkillFiles[] {

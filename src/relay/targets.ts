@@ -85,7 +85,7 @@ async function lockWithholds(m: Manifest): Promise<CatalogSources["withhold"]> {
 }
 
 export async function relayTo(m: Manifest, url: string, token: string | undefined): Promise<number> {
-  const parsed = parseServeUrl(url);
+  const parsed = parseServeUrl(url, token === undefined ? undefined : "this relay");
   const address = { url: parsed.href, token };
   const target: RelayTarget = {
     locate: async () => (await answersHealth(parsed.href, 3000)) ? address : undefined,

@@ -1,18 +1,23 @@
 /**
  * How a client reaches a service and what to say when it cannot: the `--serve-url` (http or
- * https, no credentials in it), the bearer token file (`--token-file`, for the service and for
+ * https, no credentials in it, http only on loopback when a token goes to it), the bearer token file (`--token-file`, for the service and for
  * a relay alike), the start-up check that the service accepts a relay's Host and token, and the
  * one-line message for a 401 or 403 the service answers.
  */
 import { readFileSync } from "node:fs";
 import { usageError } from "../errors.ts";
+import { isCleartextOffLoopback } from "../platform/loopback.ts";
 import { fetchFor } from "./endpoint.ts";
 
 /** The environment variable a remote entry's bearer token is read from, in every host. */
 export const TOKEN_VAR = "HERMIT_SERVE_TOKEN";
 
-/** `--serve-url`: an http(s) URL without credentials (the token travels in a header). */
-export function parseServeUrl(url: string): URL {
+/**
+ * `--serve-url`: an http(s) URL without credentials (the token travels in a header). `tokenBy`
+ * names who sends the token to it, when one is sent ("this relay", "hosts"): then plain http only
+ * to loopback, as the token would otherwise cross the network in cleartext.
+ */
+export function parseServeUrl(url: string, tokenBy?: string): URL {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -25,7 +30,17 @@ export function parseServeUrl(url: string): URL {
   if (parsed.username || parsed.password) {
     throw usageError(`--serve-url must not carry credentials; the token comes from ${TOKEN_VAR}`);
   }
+  const cleartext = tokenBy === undefined ? undefined : cleartextServeUrl(parsed, tokenBy);
+  if (cleartext) throw usageError(`--serve-url ${parsed.href} is ${cleartext}`);
   return parsed;
+}
+
+/** Why a token must not go to `url` (plain http to another host than loopback), or undefined. */
+export function cleartextServeUrl(url: URL, tokenBy: string): string | undefined {
+  if (!isCleartextOffLoopback(url)) return undefined;
+  return `plain http to another host, so ${tokenBy} would send the token across the network in ` +
+    `cleartext; use https:// (TLS in front of the service: "Behind a reverse proxy with TLS" in the ` +
+    "README) or reach it on loopback through a tunnel (ssh -L)";
 }
 
 /** The token in `--token-file FILE`: readable, trimmed, at least 16 characters. */

@@ -7,40 +7,24 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import os from "node:os";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
+import process from "node:process";
 import { runHermit } from "../helpers/hermit.ts";
 import { connectServe, textOf } from "../helpers/mcp.ts";
+import { type OtherHost, startOtherHost } from "../helpers/other_host.ts";
 import { waitFor } from "../helpers/procs.ts";
 import { tempDir } from "../helpers/tmp.ts";
-
-/** This machine's first non-loopback IPv4 address, else a documentation address (never answered). */
-function otherHost(): string {
-  const ours = Object.values(os.networkInterfaces()).flat().find((a) =>
-    a && !a.internal && a.family === "IPv4"
-  );
-  return ours?.address ?? "192.0.2.1";
-}
 
 const TOKEN = "s3cret-token-never-in-cleartext";
 
 describe("remote upstreams on plain http off loopback", () => {
   const tmp = tempDir("hermit-cleartext-");
-  const seen: { path: string; authorization?: string }[] = [];
-  let server: Server;
-  let base: string;
+  let other: OtherHost;
 
   before(async () => {
-    server = createServer((req: IncomingMessage, res) => {
-      seen.push({ path: req.url ?? "", authorization: req.headers.authorization });
-      req.resume();
-      res.writeHead(404).end();
-    });
-    await new Promise<void>((r) => server.listen(0, "0.0.0.0", r));
-    base = `http://${otherHost()}:${(server.address() as AddressInfo).port}`;
+    other = await startOtherHost();
+    const base = other.base;
     writeFileSync(
       path.join(tmp.path, "hermit.yaml"),
       `name: cleartext
@@ -59,7 +43,7 @@ mcp_servers:
   });
 
   after(async () => {
-    await new Promise<void>((r) => server.close(() => r()));
+    await other.close();
     tmp.cleanup();
   });
 
@@ -83,14 +67,14 @@ mcp_servers:
   });
 
   it("login refuses at once and sends nothing", async () => {
-    const before = seen.length;
+    const before = other.seen.length;
     const r = await runHermit(["login", tmp.path, "oauthed", "--timeout", "20"], {
       input: "q\n",
       timeoutMs: 30_000,
     });
     assert.equal(r.code, 4, r.stdout + r.stderr);
     assert.match(r.stderr, refusal("oauthed", "its OAuth access token"));
-    assert.deepEqual(seen.slice(before), []);
+    assert.deepEqual(other.seen.slice(before), []);
   });
 
   it("serve refuses them before sending anything, says why, and serves the rest", async () => {
@@ -107,15 +91,15 @@ mcp_servers:
           what: () => `both refusals on stderr (stderr: ${s.stderr()})`,
         },
       );
-      if (otherHost() !== "192.0.2.1") {
+      if (other.reachable) {
         // the plain one is contacted: the others would have been by now
-        await waitFor(() => seen.some((r) => r.path === "/plain"), {
+        await waitFor(() => other.seen.some((r) => r.path === "/plain"), {
           timeoutMs: 30_000,
           what: "a request to /plain",
         });
-        assert.deepEqual(seen.filter((r) => r.path !== "/plain"), []);
+        assert.deepEqual(other.seen.filter((r) => r.path !== "/plain"), []);
       }
-      assert.ok(!seen.some((r) => r.authorization?.includes(TOKEN)), JSON.stringify(seen));
+      assert.ok(!other.seen.some((r) => r.authorization?.includes(TOKEN)), JSON.stringify(other.seen));
     } finally {
       await s.close();
     }

@@ -43,6 +43,21 @@ describe("serve.command as a host session's command line", () => {
     assert.match(problem("hermit serve . extra")!, /passes more than one DIR/);
   });
 
+  it("a token file sent to a --serve-url on plain http to another host is refused; https or loopback is fine", () => {
+    assert.match(
+      problem("hermit serve . --serve-url http://10.0.0.5/mcp --token-file /run/secrets/t")!,
+      /^passes --serve-url http:\/\/10\.0\.0\.5\/mcp, plain http to another host, so every host session/,
+    );
+    assert.match(problem("hermit serve --token-file=/t --serve-url=http://h.example/mcp .")!, /plain http/);
+    for (
+      const line of [
+        "hermit serve . --serve-url http://127.0.0.1:8/mcp --token-file /t",
+        "hermit serve . --serve-url https://h.example/mcp --token-file /t",
+        "hermit serve . --serve-url http://h.example/mcp", // the token comes from HERMIT_SERVE_TOKEN, if at all
+      ]
+    ) assert.equal(problem(line), undefined, line);
+  });
+
   it("check reports it at serve.command; deploy refuses it, exit 2, nothing written", async () => {
     const s = sandbox();
     try {

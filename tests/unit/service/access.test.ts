@@ -34,6 +34,34 @@ describe("parseServeUrl", () => {
   });
 });
 
+describe("parseServeUrl with a token to send", () => {
+  it("refuses plain http to another host, naming who would send the token and the fix", () => {
+    for (const url of ["http://10.0.0.5:8080/mcp", "http://mcp.example.com/mcp", "http://0.0.0.0:1/mcp"]) {
+      assert.throws(
+        () => parseServeUrl(url, "this relay"),
+        usage(
+          /^--serve-url http:\S+ is plain http to another host, so this relay would send the token across the network in cleartext; use https:\/\/ .*ssh -L\)$/,
+        ),
+        url,
+      );
+      assert.equal(parseServeUrl(url).href, new URL(url).href); // no token: nothing to leak
+    }
+  });
+
+  it("takes https anywhere and http on loopback", () => {
+    for (
+      const url of [
+        "https://10.0.0.5/mcp",
+        "http://127.0.0.1:1/mcp",
+        "http://[::1]:1/mcp",
+        "http://localhost:1/",
+      ]
+    ) {
+      assert.equal(parseServeUrl(url, "hosts").href, new URL(url).href);
+    }
+  });
+});
+
 describe("readToken", () => {
   const tmp = tempDir();
   after(() => tmp.cleanup());
