@@ -44,7 +44,28 @@ export function configuredClient(oauth: OAuthSettings): OAuthClientInformationMi
     : { client_id: oauth.clientId };
 }
 
-/** Authorization server URLs compare equal up to a trailing slash. */
+const UNRESERVED = /[A-Za-z0-9\-._~]/;
+
+/**
+ * An issuer after RFC 3986 §6.2.2–6.2.3 normalisation: scheme and host in lower case, the default
+ * port dropped, an empty path as `/`, dot segments removed, percent-encodings in upper case and
+ * those of unreserved characters decoded. Anything else (path case, a trailing slash on a path,
+ * query) still tells issuers apart. Not a URL: the string itself.
+ */
+export function normalIssuer(issuer: string): string {
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    return issuer;
+  }
+  return url.href.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => {
+    const c = String.fromCharCode(parseInt(hex, 16));
+    return UNRESERVED.test(c) ? c : `%${hex.toUpperCase()}`;
+  });
+}
+
+/** Authorization server URLs compare equal after RFC 3986 normalisation (`normalIssuer`), not looser. */
 export function sameIssuer(a: string, b: string): boolean {
-  return a.replace(/\/+$/, "") === b.replace(/\/+$/, "");
+  return normalIssuer(a) === normalIssuer(b);
 }

@@ -1,16 +1,17 @@
 /**
  * What hermit checks of the authorization server discovery found before sending it anything (a
  * code, a PKCE verifier, a refresh token). Its metadata must name as `issuer` the URL it was
- * discovered at (RFC 8414 §3.3; the SDK does not check): that verified issuer is what an answer's
- * `iss` is compared with (RFC 9207). The issuer and the endpoints hermit uses must be https, or
- * http on loopback (127.0.0.0/8, ::1, localhost) — an http endpoint only for a loopback issuer
- * (OAuth 2.1 §1.5, the MCP authorization spec). An https endpoint may be on another origin than
- * the issuer: the verified issuer vouches for it over https, and real providers do this (Google's
- * token endpoint is on oauth2.googleapis.com, Cognito's endpoints on amazoncognito.com).
+ * discovered at (RFC 8414 §3.3, after RFC 3986 normalisation: `discoveredAs`; the SDK does not
+ * check): that verified issuer is what an answer's `iss` is compared with (RFC 9207). The issuer
+ * and the endpoints hermit uses must be https, or http on loopback (127.0.0.0/8, ::1, localhost)
+ * — an http endpoint only for a loopback issuer (OAuth 2.1 §1.5, the MCP authorization spec). An
+ * https endpoint may be on another origin than the issuer: the verified issuer vouches for it
+ * over https, and real providers do this (Google's token endpoint is on oauth2.googleapis.com,
+ * Cognito's endpoints on amazoncognito.com).
  */
 import type { OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import { isLoopback } from "../../platform/loopback.ts";
-import { sameIssuer } from "./client.ts";
+import { normalIssuer } from "./client.ts";
 
 /** The authorization server discovery found is not one hermit sends credentials to. */
 export class UnsafeAuthorizationServer extends Error {
@@ -32,6 +33,20 @@ function parse(url: string): URL | undefined {
   }
 }
 
+/**
+ * Whether the metadata found at `at` may name `issuer`: the same URL after RFC 3986 normalisation,
+ * up to one terminating "/" on a path — RFC 8414 §3.1 removes it before inserting the well-known
+ * part (and the SDK does), so both name the same metadata document.
+ */
+export function discoveredAs(issuer: string, at: string): boolean {
+  const key = (u: string) => {
+    const n = normalIssuer(u);
+    const url = parse(n);
+    return url && !url.search && !url.hash && url.pathname !== "/" && n.endsWith("/") ? n.slice(0, -1) : n;
+  };
+  return key(issuer) === key(at);
+}
+
 const ENDPOINTS = ["authorization_endpoint", "token_endpoint", "registration_endpoint"] as const;
 
 /**
@@ -47,7 +62,7 @@ export function verifyDiscovery(state: OAuthDiscoveryState, consequence: string)
   }
   const meta = state.authorizationServerMetadata;
   if (!meta) return { issuer: at, issRequired: false }; // the SDK then uses /authorize, /token, /register on it
-  if (typeof meta.issuer !== "string" || !sameIssuer(meta.issuer, at)) {
+  if (typeof meta.issuer !== "string" || !discoveredAs(meta.issuer, at)) {
     throw refuse(
       `the authorization server at ${at} says its issuer is ${meta.issuer} (RFC 8414 requires them to match)`,
     );
