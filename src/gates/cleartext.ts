@@ -45,7 +45,7 @@ export function cleartextRefusal(
   const what = secrets.length > 1
     ? `${secrets.slice(0, -1).join(", ")} and ${secrets[secrets.length - 1]}`
     : secrets[0];
-  return `refused: mcp_servers.${u.name}.url in ${file}: ${url.origin}${url.pathname} is plain http to ` +
-    `another host, so ${what} would cross the network in cleartext; use https:// (plain http only ` +
-    "to loopback: 127.0.0.1, ::1, localhost, e.g. through an SSH tunnel)";
+  return `refused: mcp_servers.${u.name}: its url ${url.origin}${url.pathname} (${file}) is plain http ` +
+    `to another host, so ${what} would cross the network in cleartext; use https:// (plain http ` +
+    "only to loopback: 127.0.0.1, ::1, localhost, e.g. through an SSH tunnel)";
 }

@@ -96,9 +96,25 @@ export function effectiveTools(manifest: Manifest, verbose = false): Promise<Too
         ),
       })),
       missing: gateway.selfCheck().missing,
-      refused: gateway.refusals.map((r) => ({ where: r.where, reason: r.reason })),
+      refused: [
+        ...gateway.refusals.map((r) => ({ where: r.where, reason: r.reason })),
+        ...refusedAtStart(gateway),
+      ],
       sandbox,
     };
+  });
+}
+
+/**
+ * Upstreams refused right before they would start (after interpolation: screening, a sandbox
+ * that cannot be enforced, credentials over plain http), as `refused: WHERE: REASON` splits.
+ */
+function refusedAtStart(gateway: Gateway): { where: string; reason: string }[] {
+  return gateway.upstreamStatus().filter((u) => u.refused).map((u) => {
+    const where = `mcp_servers.${u.name}`;
+    const line = u.lastError ?? "refused";
+    const prefix = `refused: ${where}: `;
+    return { where, reason: line.startsWith(prefix) ? line.slice(prefix.length) : line };
   });
 }
 

@@ -50,8 +50,9 @@ mcp_servers:
   const file = () => path.join(tmp.path, "hermit.yaml");
   const refusal = (name: string, what: string) =>
     new RegExp(
-      `refused: mcp_servers\\.${name}\\.url in ${file().replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: ` +
-        `http://[^ ]+/${name} is plain http to another host, so ${what} would cross the network in ` +
+      `refused: mcp_servers\\.${name}: its url http://[^ ]+/${name} \\(${
+        file().replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+      }\\) is plain http to another host, so ${what} would cross the network in ` +
         `cleartext; use https://`,
     );
 
@@ -62,8 +63,16 @@ mcp_servers:
     assert.equal(r.code, 4, r.stdout + r.stderr);
     assert.match(r.stdout, refusal("keyed", "headers \\(Authorization\\)"));
     assert.match(r.stdout, refusal("oauthed", "its OAuth access token"));
-    assert.doesNotMatch(r.stdout, /mcp_servers\.plain\.url/);
+    assert.doesNotMatch(r.stdout, /mcp_servers\.plain:/);
     assert.doesNotMatch(r.stdout + r.stderr, /\n\s+at /); // no stack trace
+  });
+
+  it("tools lists them as refused, exit 4", async () => {
+    const r = await runHermit(["tools", tmp.path], { env: { ...process.env, LEAK_TOKEN: TOKEN } });
+    assert.equal(r.code, 4, r.stdout + r.stderr);
+    assert.match(r.stdout, refusal("keyed", "headers \\(Authorization\\)"));
+    assert.match(r.stdout, refusal("oauthed", "its OAuth access token"));
+    assert.match(r.stdout, /^hello +command/m);
   });
 
   it("login refuses at once and sends nothing", async () => {

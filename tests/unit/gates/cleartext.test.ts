@@ -20,7 +20,7 @@ describe("cleartextRefusal", () => {
   it("refuses each kind of credential over http off loopback, in one line naming file, field and fix", () => {
     assert.equal(
       judge({ auth: "oauth", headers: { Authorization: "Bearer x", "X-Team": "t" } }),
-      "refused: mcp_servers.remote.url in /a/hermit.yaml: http://10.0.0.5/mcp is plain http to another " +
+      "refused: mcp_servers.remote: its url http://10.0.0.5/mcp (/a/hermit.yaml) is plain http to another " +
         "host, so its OAuth access token and headers (Authorization, X-Team) would cross the network in " +
         "cleartext; use https:// (plain http only to loopback: 127.0.0.1, ::1, localhost, e.g. through an " +
         "SSH tunnel)",
