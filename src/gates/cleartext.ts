@@ -9,7 +9,7 @@
  * connection and login. Pure.
  */
 import type { Upstream } from "../manifest/types.ts";
-import { isCleartextOffLoopback } from "../platform/loopback.ts";
+import { isCleartextOffLoopback } from "./loopback.ts";
 
 /** What `u` would send in cleartext over `url`, e.g. "its OAuth access token and headers (Authorization)". */
 function secretsFor(u: Pick<Upstream, "url" | "headers" | "auth">, url: URL): string[] {

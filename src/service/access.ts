@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { usageError } from "../errors.ts";
-import { isCleartextOffLoopback } from "../platform/loopback.ts";
+import { isCleartextOffLoopback } from "../gates/loopback.ts";
 import { fetchFor } from "./endpoint.ts";
 
 /** The environment variable a remote entry's bearer token is read from, in every host. */

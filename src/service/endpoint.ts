@@ -13,7 +13,7 @@ import path from "node:path";
 import process from "node:process";
 import { log } from "../log.ts";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
-import { isLoopbackName } from "../platform/loopback.ts";
+import { isLoopbackName } from "../gates/loopback.ts";
 import { type FetchLike, plainFetch } from "../platform/plain_fetch.ts";
 import { isAlive, processStartTime } from "../platform/proc.ts";
 import { SERVICE_BUSY } from "./http_errors.ts";

@@ -10,7 +10,7 @@
  * Cognito's endpoints on amazoncognito.com).
  */
 import type { OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
-import { isLoopback } from "../../platform/loopback.ts";
+import { isLoopback } from "../../gates/loopback.ts";
 import { normalIssuer } from "./client.ts";
 
 /** The authorization server discovery found is not one hermit sends credentials to. */

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { auth, type OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthMetadata } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { verifyDiscovery } from "../../../src/mcp/oauth/discovery.ts";
-import { isLoopback } from "../../../src/platform/loopback.ts";
+import { isLoopback } from "../../../src/gates/loopback.ts";
 import { LoginOAuthProvider } from "../../../src/mcp/oauth/login_provider.ts";
 import { RuntimeOAuthProvider } from "../../../src/mcp/oauth/runtime_provider.ts";
 import { OAuthStore } from "../../../src/mcp/oauth/store.ts";

@@ -16,7 +16,7 @@ import { forgetReexec, jitlessImage, reexecEnv, withoutJit } from "../../../src/
 import { sha256Hex } from "../../../src/platform/sha256.ts";
 import { launchInChild } from "../../../src/relay/launcher.ts";
 import { relayArgs } from "../../../src/relay/main.ts";
-import { isLoopbackName } from "../../../src/platform/loopback.ts";
+import { isLoopbackName } from "../../../src/gates/loopback.ts";
 import type { Manifest } from "../../../src/manifest/types.ts";
 import { writeStandaloneAdapter } from "../../helpers/service.ts";
 import { tempDir } from "../../helpers/tmp.ts";
