@@ -4,10 +4,14 @@
  * naming the manifest, the field and the fix; the rest of the adapter still serves), while one
  * with nothing secret to send is contacted as before. The "other host" is this machine's own
  * non-loopback address where it has one (then the server sees what would have crossed the network).
+ * And a server that redirects to another origin does not pass its headers on (the MCP SDK follows
+ * redirects only within an origin; the runtime's fetch would take every header but Authorization).
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import process from "node:process";
 import { runHermit } from "../helpers/hermit.ts";
@@ -112,5 +116,42 @@ mcp_servers:
     } finally {
       await s.close();
     }
+  });
+});
+
+describe("a redirect to another origin", { skip: process.platform !== "linux" }, () => {
+  // all of 127.0.0.0/8 is this machine on Linux: 127.0.0.2 is another origin without a network
+  const tmp = tempDir("hermit-redirect-");
+  const arrived: { key?: string; authorization?: string }[] = [];
+  let target: Server;
+  let redirector: Server;
+
+  before(async () => {
+    target = createServer((req, res) => {
+      arrived.push({ key: req.headers["x-api-key"] as string, authorization: req.headers.authorization });
+      req.resume();
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => target.listen(0, "127.0.0.2", r));
+    const to = `http://127.0.0.2:${(target.address() as AddressInfo).port}/mcp`;
+    redirector = createServer((req, res) => (req.resume(), res.writeHead(307, { location: to }).end()));
+    await new Promise<void>((r) => redirector.listen(0, "127.0.0.1", r));
+    const from = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}/mcp`;
+    writeFileSync(
+      path.join(tmp.path, "hermit.yaml"),
+      `name: redirected\nexports: { tools: [hello] }\ntools:\n  hello: { description: hi, run: [echo, hi] }\n` +
+        `mcp_servers:\n  moved: { url: "${from}", headers: { X-API-Key: "${TOKEN}" }, connect_timeout: 5 }\n`,
+    );
+  });
+
+  after(async () => {
+    await Promise.all([target, redirector].map((s) => new Promise<void>((r) => s.close(() => r()))));
+    tmp.cleanup();
+  });
+
+  it("is not followed: the server's headers reach nothing but that server", async () => {
+    const r = await runHermit(["tools", tmp.path], { timeoutMs: 60_000 });
+    assert.match(r.stdout, /^hello +command/m);
+    assert.deepEqual(arrived, []);
   });
 });
