@@ -155,3 +155,48 @@ describe("a redirect to another origin", { skip: process.platform !== "linux" },
     assert.deepEqual(arrived, []);
   });
 });
+
+describe("a loopback server with HTTP_PROXY set", () => {
+  const tmp = tempDir("hermit-proxy-");
+  const atServer: (string | undefined)[] = [];
+  const atProxy: string[] = [];
+  let server: Server;
+  let proxy: Server;
+
+  before(async () => {
+    server = createServer((
+      req,
+      res,
+    ) => (atServer.push(req.headers["x-api-key"] as string), req.resume(), res.writeHead(404).end()));
+    proxy = createServer((
+      req,
+      res,
+    ) => (atProxy.push(`${req.method} ${req.url}`), req.resume(), res.writeHead(502).end()));
+    await Promise.all([server, proxy].map((s) => new Promise<void>((r) => s.listen(0, "127.0.0.1", r))));
+    writeFileSync(
+      path.join(tmp.path, "hermit.yaml"),
+      `name: proxied\nexports: { tools: [hello] }\ntools:\n  hello: { description: hi, run: [echo, hi] }\n` +
+        `mcp_servers:\n  local: { url: "http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp", ` +
+        `headers: { X-API-Key: "${TOKEN}" }, connect_timeout: 5 }\n`,
+    );
+  });
+
+  after(async () => {
+    await Promise.all([server, proxy].map((s) => new Promise<void>((r) => s.close(() => r()))));
+    tmp.cleanup();
+  });
+
+  it("reaches it directly: the proxy, which cannot reach this loopback, gets nothing", async () => {
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => !/^(no|https?|all)_proxy$/i.test(k)),
+    );
+    const r = await runHermit(["tools", tmp.path], {
+      env: { ...env, HTTP_PROXY: proxyUrl, http_proxy: proxyUrl, NO_PROXY: "corp.example" },
+      timeoutMs: 60_000,
+    });
+    assert.match(r.stdout, /^hello +command/m);
+    assert.deepEqual(atProxy, []);
+    assert.ok(atServer.includes(TOKEN), JSON.stringify(atServer));
+  });
+});
