@@ -6,8 +6,9 @@
  * catalog, hermit.lock (9) and the description scan (3, `gateway_catalog.ts`); on a call, a
  * withheld tool refused (9), the trust gate (5) before anything touches the upstream, its own
  * requests attributed, limited and sanitized while the call runs (6 and 4, `gateway_requests.ts`),
- * its progress and every result sanitized (4; resources and prompts in `gateway_content.ts`). Every entry path (stdio serve, the
- * HTTP service, `hermit call`) calls `callTool` here. Transport-agnostic: hosts are `SessionPeer`s;
+ * its progress and every result sanitized (4; the call's path in `gateway_calls.ts`, resources
+ * and prompts in `gateway_content.ts`). Every entry path (stdio serve, the HTTP service,
+ * `hermit call`) calls `callTool` here. Transport-agnostic: hosts are `SessionPeer`s;
  * what travels back to them is `gateway_events.ts`'s, an answer's shape `gateway_outcome.ts`'s.
  */
 import process from "node:process";
@@ -18,24 +19,20 @@ import type {
   ServerCapabilities,
   Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { mcpMessageOf } from "../errors.ts";
 import { SAFE_MODE_NOTICE, safeMode } from "../gates/safe_mode.ts";
-import { sanitizeErrorMessage, sanitizeResult, sanitizeValue } from "../gates/sanitize.ts";
 import { type Refusal, refusalLine, screenManifest } from "../gates/screen_manifest.ts";
-import { needsApproval } from "../gates/trust.ts";
 import { log } from "../log.ts";
 import type { CommandTool, Manifest, Upstream } from "../manifest/types.ts";
-import { CommandRefused, runCommandTool } from "./command_tool.ts";
 import { activeSources } from "./catalog.ts";
 import { ToolSlots } from "./tool_slots.ts";
 import { capabilitiesOf, Catalog, type CatalogEntry, type SelfCheck } from "./gateway_catalog.ts";
 import { ContentRouter } from "./gateway_content.ts";
 import { type ChangeKind, GatewayEvents } from "./gateway_events.ts";
-import { answered, type CallOutcome, failedOutcome, refusedOutcome, UnknownTool } from "./gateway_outcome.ts";
-import { askApproval, type CallContext, ServerRequests, type SessionPeer } from "./gateway_requests.ts";
+import type { CallOutcome } from "./gateway_outcome.ts";
+import { callThroughGates } from "./gateway_calls.ts";
+import { type CallContext, ServerRequests, type SessionPeer } from "./gateway_requests.ts";
 import { defaultSchemaCache, type SchemaCache } from "./schema_cache.ts";
 import { UpstreamConnection } from "./upstream.ts";
-import { CallRefused } from "./upstream_calls.ts";
 import type { LiveUpstream, UpstreamOwner, UpstreamStatus } from "./upstream_types.ts";
 import { type Clock, realClock } from "../platform/clock.ts";
 import type { SandboxHost } from "../sandbox/host.ts";
@@ -262,51 +259,19 @@ export class Gateway {
     args: Record<string, unknown>,
     ctx: CallContext = {},
   ): Promise<CallOutcome> {
-    const entry = this.#catalog.find(name);
-    const withheld = entry ? undefined : this.#catalog.withheld(name);
-    if (withheld) return refusedOutcome(`refused: ${withheld.line}`);
-    if (!entry) throw new UnknownTool(name, this.manifest.exports.tools.includes(name));
-    const { source } = entry;
-    if (source.kind === "command") {
-      try {
-        return answered(sanitizeResult(
-          await this.#toolSlots.run(
-            name,
-            () => runCommandTool(source.tool, args, this.#transports.commandContext(), ctx.signal),
-          ),
-        ));
-      } catch (err) {
-        if (!(err instanceof CommandRefused)) throw err;
-        return refusedOutcome(err.message);
-      }
-    }
-    const upstream = this.#upstreams.get(source.server)!;
-    // the trust gate comes before anything touches the upstream, a lazy spawn included
-    if (needsApproval(entry.trust, entry.readOnly)) {
-      const refusal = await askApproval(upstream.config, name, args, ctx);
-      if (refusal) return refusedOutcome(refusal);
-    }
-    const release = this.#requests.enter(source.server, ctx);
-    const onprogress = ctx.onprogress;
-    try {
-      const result = await upstream.callTool(source.raw, args, {
-        signal: ctx.signal,
-        // progress is the upstream's text on its way to the host too (gate 4)
-        onprogress: onprogress && ((p) => onprogress(sanitizeValue(p))),
-        readOnly: entry.readOnly,
-        // once connected, the listing may be new (a lazy start, a reconnect): judged again
-        admit: () => {
-          const refusal = this.#catalog.recheck(name, entry);
-          if (refusal) throw new CallRefused(refusal);
-        },
-      });
-      return answered(sanitizeResult(result));
-    } catch (err) {
-      if (err instanceof CallRefused) return refusedOutcome(err.message);
-      return failedOutcome(sanitizeErrorMessage(mcpMessageOf(err)));
-    } finally {
-      release();
-    }
+    return await callThroughGates(
+      {
+        manifest: this.manifest,
+        catalog: this.#catalog,
+        upstreams: this.#upstreams,
+        requests: this.#requests,
+        toolSlots: this.#toolSlots,
+        commandContext: () => this.#transports.commandContext(),
+      },
+      name,
+      args,
+      ctx,
+    );
   }
 
   /** Names exported but not provided, and upstream tools offered but not exported. */

@@ -1,8 +1,8 @@
 /**
  * The choke point, structurally: the sources are read with the TypeScript compiler (its parser and
  * type checker, not text matching), and the test proves that
- *   - only the gateway (src/mcp/gateway.ts) creates upstream connections, runs command tools and
- *     calls upstream tools; only its content router reads resources and prompts from upstreams;
+ *   - only the gateway (src/mcp/gateway.ts, and gateway_calls.ts, the call's path it alone calls)
+ *     creates upstream connections, runs command tools and calls upstream tools; only its content router reads resources and prompts from upstreams;
  *   - the gateway's public surface is exactly a known list (its upstream and command-tool maps, and
  *     what it gives upstream connections, are private);
  *   - only the session server (src/mcp/server.ts) calls the gateway's tools and content, and every
@@ -62,6 +62,7 @@ const MEMBERS = new Set([...UPSTREAM_MEMBERS, ...CONTENT_MEMBERS, "callToolDetai
 const NAMES = new Set([
   "UpstreamConnection",
   "runCommandTool",
+  "callThroughGates",
   "createSessionServer",
   "Server",
   "McpServer",
@@ -164,12 +165,17 @@ describe("the choke point", () => {
     );
     assert.deepEqual([...new Set(made.map((c) => c.file))], ["src/mcp/gateway.ts"]);
     const ran = calls.filter((c) => c.owner === "src/mcp/command_tool.ts" && c.member === "runCommandTool");
-    assert.deepEqual([...new Set(ran.map((c) => c.file))], ["src/mcp/gateway.ts"]);
+    assert.deepEqual([...new Set(ran.map((c) => c.file))], ["src/mcp/gateway_calls.ts"]);
+    const path_ = calls.filter((c) =>
+      c.owner === "src/mcp/gateway_calls.ts" && c.member === "callThroughGates"
+    );
+    assert.deepEqual([...new Set(path_.map((c) => c.file))], ["src/mcp/gateway.ts"]);
   });
 
   it("only the gateway and its content router use an upstream connection", () => {
     assert.deepEqual(filesUsing("UpstreamConnection", UPSTREAM_MEMBERS, "src/mcp/upstream.ts"), [
       "src/mcp/gateway.ts",
+      "src/mcp/gateway_calls.ts",
       "src/mcp/gateway_content.ts",
     ]);
     // and nothing else holds one: the only value importers of upstream.ts are the gateway's modules
@@ -237,13 +243,14 @@ describe("the choke point", () => {
   });
 
   it("the gateway applies the gates (behaviour is proven by the e2e tests; this catches a removal)", () => {
-    const inGateway = new Set(calls.filter((c) => c.file === "src/mcp/gateway.ts").map((c) => c.member));
+    const gateway = (f: string) => f === "src/mcp/gateway.ts" || f === "src/mcp/gateway_calls.ts";
+    const inGateway = new Set(calls.filter((c) => gateway(c.file)).map((c) => c.member));
     for (
       const gate of ["screenManifest", "safeMode", "needsApproval", "sanitizeResult", "sanitizeErrorMessage"]
     ) {
       assert.ok(inGateway.has(gate), `src/mcp/gateway.ts no longer calls ${gate}`);
     }
-    const sanitized = calls.filter((c) => c.file === "src/mcp/gateway.ts" && c.member === "sanitizeResult");
+    const sanitized = calls.filter((c) => gateway(c.file) && c.member === "sanitizeResult");
     assert.ok(sanitized.length >= 2, "both the command and the upstream result");
     // gate 9: the catalog leaves out what hermit.lock withholds, and the gateway refuses a call to it
     const text = (f: string) => readFileSync(path.join(root, "src", "mcp", f), "utf8");
@@ -252,8 +259,8 @@ describe("the choke point", () => {
       "gateway_catalog.ts no longer asks the lock",
     );
     assert.ok(
-      text("gateway.ts").includes("#catalog.withheld("),
-      "gateway.ts no longer refuses withheld tools",
+      text("gateway_calls.ts").includes("catalog.withheld("),
+      "gateway_calls.ts no longer refuses withheld tools",
     );
   });
 });
