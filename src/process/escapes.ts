@@ -120,6 +120,27 @@ export function reapAdopted(pid: number): void {
   libc()?.waitpid(pid, WNOHANG);
 }
 
+/**
+ * The variable every group's processes carry (`group.ts` sets it; setsid, double forks and exec
+ * keep it), naming the group they came from: how an orphan whose lineage nobody saw is told apart.
+ */
+export const GROUP_TAG_ENV = "HERMIT_GROUP_TAG";
+
+/**
+ * The group tag in `pid`'s environment as it started (Linux: `/proc/<pid>/environ`); undefined
+ * when it has none, cannot be read, or elsewhere.
+ */
+export function groupTagOf(pid: number): string | undefined {
+  if (!linux) return undefined;
+  try {
+    const key = `${GROUP_TAG_ENV}=`;
+    const entry = readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").find((e) => e.startsWith(key));
+    return entry?.slice(key.length);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Children of `pid` on Linux, from every thread's `children` file; undefined when unreadable. */
 function childrenOf(pid: number): number[] | undefined {
   try {

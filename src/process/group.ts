@@ -5,7 +5,8 @@
  * is killed outright. A group is dropped once nothing is left in it (checked when the leader
  * exits, then every ORPHAN_POLL_MS while what it left behind runs), and a dropped group is never
  * signalled again: its id may since belong to someone else. Stopping a group also stops the
- * escapes (`setsid` daemons) that left its lineage; the registry follows them.
+ * escapes (`setsid` daemons) that left its lineage; the registry follows them, and tells an orphan
+ * whose lineage it never saw by the group's tag, which every child gets in its environment.
  * On Windows the "group" is the child's process tree (see `platform/proc.ts`), and a batch file
  * (`npx.cmd`) is started through cmd.exe with escaped arguments (see `platform/win_cmd.ts`).
  */
@@ -15,11 +16,13 @@ import process from "node:process";
 import { PassThrough } from "node:stream";
 import { groupAlive, trackGroup } from "../platform/proc.ts";
 import { comspecOf, windowsSpawnPlan } from "../platform/win_cmd.ts";
+import { GROUP_TAG_ENV } from "./escapes.ts";
 import { type ExitStatus, exitStatusOf, spawnErrorStatus } from "./exit_status.ts";
 import {
   dropEscape,
   escapesOf,
   follower,
+  forgetTag,
   isRegistered,
   prepareGroup,
   registeredGroups,
@@ -35,6 +38,7 @@ import { within } from "./wait.ts";
 export const DEFAULT_GRACE_MS = 3000;
 /** How often a group whose leader has exited is checked for what it left running. */
 const ORPHAN_POLL_MS = 1000;
+let groupsSpawned = 0;
 
 export interface GroupSpawnOptions {
   cwd?: string;
@@ -51,6 +55,8 @@ export async function stopAllGroups(graceMs = DEFAULT_GRACE_MS): Promise<void> {
 export class ProcessGroup {
   readonly child: ChildProcess;
   readonly command: string;
+  /** Unique to this group in this hermit; in its processes' environment as GROUP_TAG_ENV. */
+  readonly tag = `${process.pid}.${++groupsSpawned}`;
   /** The group id: the leader's pid (undefined when the spawn failed). */
   readonly pgid: number | undefined;
   /** Resolves when the leader has exited (or could not start). */
@@ -70,7 +76,7 @@ export class ProcessGroup {
         : { file: command, args, verbatim: false };
       this.child = spawn(plan.file, plan.args, {
         cwd: opts.cwd,
-        env: opts.env,
+        env: windows ? opts.env : { ...opts.env, [GROUP_TAG_ENV]: this.tag },
         stdio,
         detached: !windows,
         windowsHide: true,
@@ -142,6 +148,7 @@ export class ProcessGroup {
     // already dropped as empty: nothing of the group is left to signal, but what escaped from it is
     if (!isRegistered(this)) {
       await stopEscapes(pgid, graceMs);
+      forgetTag(this);
       return this.exited;
     }
     clearInterval(this.#orphanPoll);
@@ -157,6 +164,7 @@ export class ProcessGroup {
     const follow = follower(pgid); // and what escapes while it is being stopped
     const signalled = await terminate(isRegistered(this) ? [pgid, ...owned] : owned, graceMs, follow);
     signalled.filter((g) => g !== pgid).forEach(dropEscape);
+    forgetTag(this);
     const status = await within(this.exited, 2000);
     this.#forget();
     return status ?? this.#status ?? exitStatusOf(null, "SIGKILL");

@@ -14,7 +14,15 @@
 import process from "node:process";
 import { log } from "../log.ts";
 import { forgetGroup, groupAlive, readProcStat, signalGroup, trackGroup } from "../platform/proc.ts";
-import { becomeSubreaper, descendantRows, findEscapes, joiningStop, reapAdopted } from "./escapes.ts";
+import {
+  becomeSubreaper,
+  descendantRows,
+  findEscapes,
+  groupTagOf,
+  joiningStop,
+  type ProcRow,
+  reapAdopted,
+} from "./escapes.ts";
 import type { ProcessGroup } from "./group.ts";
 import { sleep } from "./wait.ts";
 
@@ -31,6 +39,8 @@ const listeners = new Set<Listener>();
 const groups = new Set<ProcessGroup>();
 /** Escaped groups: pgid → the group whose lineage it left (undefined: an adopted orphan). */
 const escaped = new Map<number, number | undefined>();
+/** Each group's tag (`GROUP_TAG_ENV` in its processes' environment) → the group, until it is stopped. */
+const tagged = new Map<string, ProcessGroup>();
 /** Children the runtime started outside any group (the watchdog): never reaped or searched here. */
 const runtimeChildren = new Set<number>();
 let escapesOn = false;
@@ -57,7 +67,9 @@ export function registerGroup(group: ProcessGroup): void {
   if (pgid === undefined) return;
   // escapes of an earlier group with this (reused) id now belong to hermit as a whole
   for (const [g, owner] of escaped) if (owner === pgid) escaped.set(g, undefined);
+  for (const [tag, g] of tagged) if (g.pgid === pgid) tagged.delete(tag);
   groups.add(group);
+  tagged.set(group.tag, group);
   for (const l of listeners) l("add", pgid);
 }
 
@@ -70,6 +82,25 @@ export function unregisterGroup(group: ProcessGroup): void {
   if (group.pgid === undefined || !groups.delete(group)) return;
   forgetGroup(group.pgid);
   for (const l of listeners) l("remove", group.pgid);
+}
+
+/** `group` has been stopped, what escaped from it too: its tag names no group any more. */
+export function forgetTag(group: ProcessGroup): void {
+  if (tagged.get(group.tag) === group) tagged.delete(group.tag);
+}
+
+/**
+ * The group an orphan came from, by the tag in its environment (any live process of escaped group
+ * `pgid` in `rows`): the group's id while no other group has taken that id since.
+ */
+function ownerByTag(pgid: number, rows: ProcRow[]): number | undefined {
+  for (const r of rows) {
+    if (r.pgid !== pgid || r.zombie) continue;
+    const tag = groupTagOf(r.pid);
+    const group = tag === undefined ? undefined : tagged.get(tag);
+    if (group) return group.pgid;
+  }
+  return undefined;
 }
 
 /** The groups hermit started that are still registered. */
@@ -142,10 +173,17 @@ export function sweepEscapes(claimant?: number): void {
   const now = Date.now();
   for (const e of escapes) {
     if (escaped.has(e.pgid)) continue;
-    escaped.set(e.pgid, e.owner);
-    if (e.owner === undefined) orphanSeen.set(e.pgid, now);
+    // an orphan: its environment may still name the group it came from
+    const byTag = e.owner === undefined ? ownerByTag(e.pgid, rows) : undefined;
+    const owner = e.owner ?? byTag;
+    escaped.set(e.pgid, owner);
+    if (owner === undefined) orphanSeen.set(e.pgid, now);
     log.debug(
-      `group ${e.pgid} left ${e.owner ? `group ${e.owner}` : "its group (orphaned)"}; watching it too`,
+      `group ${e.pgid} left ${
+        owner === undefined
+          ? "its group (orphaned)"
+          : `group ${owner}${byTag ? " (orphaned; its environment names it)" : ""}`
+      }; watching it too`,
     );
     trackGroup(e.pgid);
     for (const l of listeners) l("add", e.pgid);

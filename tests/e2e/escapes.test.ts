@@ -42,7 +42,7 @@ function adapter(dir: string): string {
     path.join(dir, "hermit.yaml"),
     `name: escapes
 exports:
-  tools: [linger, stay, leave, hop, hop_stay]
+  tools: [linger, stay, leave, fork_leave, hop, hop_stay]
 tools:
   linger:
     description: starts a daemon, then keeps running past its timeout
@@ -58,6 +58,11 @@ tools:
     description: starts a daemon and ends
     input: { type: object }
     run: [sh, -c, "${DAEMON} exit 0"]
+    timeout: 30
+  fork_leave:
+    description: starts a daemon through a shell that exits at once (a double fork), runs on, ends
+    input: { type: object }
+    run: [sh, -c, "sh -c \\"${DAEMON.replaceAll("$", "\\\\$")}\\"; sleep 3"]
     timeout: 30
   hop:
     description: starts a daemon that hops to a new session on SIGTERM, and ends
@@ -218,6 +223,19 @@ describe("setsid daemons of command tools", { timeout: 120_000 }, () => {
       what: () => `the daemon's pid in ${file} (stderr: ${s.stderr()})`,
     });
     reaper.track(pid);
+    await gone(pid, "after the tool ended");
+    assert.equal(alive(s.pid), true, "serve goes on");
+    s.end();
+    assert.equal(await s.exit, 0, s.stderr());
+  });
+
+  it("orphaned at once (a double fork) are stopped when the tool ends seconds later", async () => {
+    const dir = dirOf("fork-exit");
+    const s = serve(dir, reaper);
+    const call = s.call("fork_leave");
+    const pid = await daemonStarted(dir, s, reaper);
+    const r = await call.result;
+    assert.equal((r.result as { isError?: boolean }).isError, undefined, JSON.stringify(r));
     await gone(pid, "after the tool ended");
     assert.equal(alive(s.pid), true, "serve goes on");
     s.end();

@@ -366,19 +366,19 @@ describe("gate 2: a real child's environment", () => {
     tmp.cleanup();
   });
 
-  it("an upstream gets exactly the allowlist, XDG_* and its declared env", async () => {
+  it("an upstream gets exactly the allowlist, XDG_*, its declared env and its group's tag", async () => {
     const env = JSON.parse(textOf(await s.client.callTool({ name: "dump_env", arguments: {} })));
     // TMPDIR: the sandbox's private temporary directory for this server
     assert.deepEqual(
       Object.keys(env).sort(),
-      [...new Set([...inherited(), "TMPDIR", "HOSTILE_LOG", "UPSTREAM_DECLARED"])].sort(),
+      [...new Set([...inherited(), "TMPDIR", "HOSTILE_LOG", "UPSTREAM_DECLARED", "HERMIT_GROUP_TAG"])].sort(),
     );
     assert.equal(env.UPSTREAM_DECLARED, "declared-value");
     assert.equal(env.XDG_CONFIG_HOME, path.join(tmp.path, "xdg"));
     for (const k of Object.keys(SECRETS)) assert.equal(env[k], undefined, k);
   });
 
-  it("a command tool gets exactly the allowlist, XDG_*, its declared env and HERMIT_*", async () => {
+  it("a command tool gets exactly the allowlist, XDG_*, its declared env and HERMIT_* (its group's tag too)", async () => {
     const env = JSON.parse(textOf(await s.client.callTool({ name: "env_tool", arguments: {} })));
     assert.deepEqual(
       Object.keys(env).sort(),
@@ -390,6 +390,7 @@ describe("gate 2: a real child's environment", () => {
           "HERMIT_ADAPTER_DIR",
           "HERMIT_WORKSPACE",
           "HERMIT_TOOL",
+          "HERMIT_GROUP_TAG",
         ]),
       ].sort(),
     );
@@ -426,7 +427,8 @@ describe("gate 2: a real child's environment", () => {
     // npm adds its own variables for the package it runs; nothing else may come from hermit's env
     const npmAdds = /^(npm_.*|NODE|COLOR|EDITOR|INIT_CWD|PWD)$/;
     const leaked = Object.keys(env).filter((k) =>
-      !ALLOWED.includes(k) && !k.startsWith("XDG_") && !["DECLARED_TOKEN", "LITERAL"].includes(k) &&
+      !ALLOWED.includes(k) && !k.startsWith("XDG_") &&
+      !["DECLARED_TOKEN", "LITERAL", "HERMIT_GROUP_TAG"].includes(k) &&
       !npmAdds.test(k)
     );
     assert.deepEqual(leaked, []);
