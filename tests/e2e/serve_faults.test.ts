@@ -7,6 +7,8 @@
  * must still end at once rather than wait out its 30 s drain for an answer that cannot go out.
  * And a host that closes stdin while a call runs, then sends SIGTERM (the MCP spec's shutdown:
  * close, wait, SIGTERM, SIGKILL): the drain ends on the signal, and the call's process with it.
+ * And a host that reuses the id of a call in flight, then closes stdin: the drain still waits for
+ * the first call (the refusal of the second is not its answer).
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -223,5 +225,41 @@ setInterval(() => {}, 1 << 30);`,
       timeoutMs: 5000,
       what: "the running call's process to be stopped",
     });
+  });
+
+  it("a host that reuses an id in flight, then closes stdin: the first call is still waited for", async () => {
+    const dir = path.join(tmp.path, "reused-id");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      path.join(dir, "hermit.yaml"),
+      `name: reused\nexports: { tools: [slow] }\ntools:\n  slow:\n    description: answers in 2 s\n` +
+        `    input: { type: object }\n    run: [sh, -c, "sleep 2; echo finished"]\n    timeout: 60\n`,
+    );
+    const child = spawn(hermitBin(), ["serve", dir], {
+      env: hermitEnv() as Record<string, string>,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    reaper.track(child.pid);
+    let out = "";
+    let err = "";
+    child.stdout.setEncoding("utf8").on("data", (d) => (out += d));
+    child.stderr.setEncoding("utf8").on("data", (d) => (err += d));
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    const call = { method: "tools/call", params: { name: "slow", arguments: {} } };
+    child.stdin.write(mcpInput([call])); // the call is id 2
+    await waitFor(() => descendants(child.pid!).some((p) => cmdline(p).includes("sleep 2")), {
+      timeoutMs: 30_000,
+      what: () => `the call to run (stderr: ${err})`,
+    });
+    // the same id again while the first runs (refused), then the host closes stdin
+    child.stdin.end(JSON.stringify({ jsonrpc: "2.0", id: 2, ...call }) + "\n");
+    await exited;
+    const answers = out.split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((a) => a.id === 2);
+    assert.match(JSON.stringify(answers), /is in use by a call in flight/, out);
+    assert.match(
+      JSON.stringify(answers),
+      /finished/,
+      `the first call's answer (stdout: ${out}; stderr: ${err})`,
+    );
   });
 });

@@ -50,4 +50,19 @@ describe("trackInFlight", () => {
     await turn();
     assert.equal(idle, true);
   });
+
+  it("counts a request under a reused id on its own: one answer does not settle both", async () => {
+    const t = transport();
+    const inFlight = trackInFlight(t);
+    t.deliver({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "x" } });
+    t.deliver({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "x" } });
+    let idle = false;
+    void inFlight.idle(60_000).then(() => (idle = true));
+    await t.send({ jsonrpc: "2.0", id: 3, error: { code: -32600, message: "id 3 is in use" } });
+    await turn();
+    assert.equal(idle, false, "the first request under id 3 still runs");
+    await t.send({ jsonrpc: "2.0", id: 3, result: {} });
+    await turn();
+    assert.equal(idle, true);
+  });
 });
