@@ -43,6 +43,13 @@ export function registerWatchdog(program: Command, setExit: SetExit): void {
     .addOption(
       new Option("--supervise", "own the groups registered on stdin (used by hermit itself)").hideHelp(),
     )
+    .addOption(
+      new Option(
+        "--tag <prefix>",
+        "also stop, at the end, the groups whose processes carry hermit's group tag",
+      )
+        .hideHelp(),
+    )
     .argument("[command...]", "the command to run, after --")
     .passThroughOptions()
     .action(async (command, opts) => {
@@ -56,6 +63,7 @@ export function registerWatchdog(program: Command, setExit: SetExit): void {
           command: opts.supervise ? undefined : command,
           graceMs: opts.grace * 1000,
           pollMs: opts.poll * 1000,
+          tag: opts.supervise ? opts.tag : undefined,
         }),
       );
     });

@@ -14,6 +14,7 @@
  *  - Windows has no sessions to escape into; its trees are handled in `platform/proc.ts`.
  */
 import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 import { libc } from "../platform/libc.ts";
@@ -125,6 +126,12 @@ export function reapAdopted(pid: number): void {
  * keep it), naming the group they came from: how an orphan whose lineage nobody saw is told apart.
  */
 export const GROUP_TAG_ENV = "HERMIT_GROUP_TAG";
+/**
+ * The start of every tag this hermit hands out (`<prefix>.<n>`): its pid and a random part, so a
+ * process is taken for one of this hermit's only if it came from it, never from an earlier one
+ * with the same pid. The watchdog gets it too, to find what escaped before hermit saw it.
+ */
+export const GROUP_TAG_PREFIX = `${process.pid}-${randomBytes(4).toString("hex")}`;
 
 /**
  * The group tag in `pid`'s environment as it started (Linux: `/proc/<pid>/environ`); undefined
@@ -139,6 +146,29 @@ export function groupTagOf(pid: number): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The groups of every process (but `self`) whose environment carries a tag that starts with
+ * `prefix` (Linux: a walk of `/proc`; [] elsewhere). For the watchdog once hermit is gone: a
+ * daemon that left its group in hermit's last second was never registered, but carries its tag.
+ */
+export function taggedGroups(prefix: string, self = process.pid): number[] {
+  if (!linux || !/^[0-9a-f-]+$/.test(prefix)) return [];
+  const found = new Set<number>();
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((d) => /^\d+$/.test(d) && Number(d) !== self);
+  } catch {
+    return [];
+  }
+  for (const pid of pids) {
+    const tag = groupTagOf(Number(pid));
+    if (!tag?.startsWith(`${prefix}.`)) continue;
+    const pgid = readProcStat(Number(pid))?.pgid;
+    if (pgid !== undefined && pgid > 1) found.add(pgid);
+  }
+  return [...found];
 }
 
 /** Children of `pid` on Linux, from every thread's `children` file; undefined when unreadable. */

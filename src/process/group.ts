@@ -16,7 +16,7 @@ import process from "node:process";
 import { PassThrough } from "node:stream";
 import { groupAlive, trackGroup } from "../platform/proc.ts";
 import { comspecOf, windowsSpawnPlan } from "../platform/win_cmd.ts";
-import { GROUP_TAG_ENV } from "./escapes.ts";
+import { GROUP_TAG_ENV, GROUP_TAG_PREFIX } from "./escapes.ts";
 import { type ExitStatus, exitStatusOf, spawnErrorStatus } from "./exit_status.ts";
 import {
   dropEscape,
@@ -56,7 +56,7 @@ export class ProcessGroup {
   readonly child: ChildProcess;
   readonly command: string;
   /** Unique to this group in this hermit; in its processes' environment as GROUP_TAG_ENV. */
-  readonly tag = `${process.pid}.${++groupsSpawned}`;
+  readonly tag = `${GROUP_TAG_PREFIX}.${++groupsSpawned}`;
   /** The group id: the leader's pid (undefined when the spawn failed). */
   readonly pgid: number | undefined;
   /** Resolves when the leader has exited (or could not start). */

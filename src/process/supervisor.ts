@@ -8,12 +8,15 @@
  * cannot be started, it is `hermit watchdog --ppid <us> --supervise`. If the watchdog dies, a new
  * one is started (at once while groups run, at most once a second) and given the live groups.
  * Enabling the watchdog also keeps escapes (daemons that leave their group) in reach: see
- * `trackEscapes` in `group_registry.ts`.
+ * `trackEscapes` in `group_registry.ts`; and the watchdog gets the prefix of hermit's group tags,
+ * so once hermit is gone it also stops the groups whose processes carry one (what escaped in
+ * hermit's last second, before it was registered).
  */
 import { accessSync, constants } from "node:fs";
 import process from "node:process";
 import { log } from "../log.ts";
 import { selfCommand } from "../platform/runtime.ts";
+import { GROUP_TAG_PREFIX } from "./escapes.ts";
 import { DEFAULT_GRACE_MS } from "./group.ts";
 import {
   activeGroups,
@@ -47,10 +50,10 @@ function canRun(file: string): boolean {
 function watchdogArgv(): string[] {
   if (shUsable && canRun(SH)) {
     const level: ShWatchdogLog = log.enabled("debug") ? "debug" : log.enabled("warn") ? "warn" : "silent";
-    return shWatchdogArgv(SH, process.pid, DEFAULT_GRACE_MS, level);
+    return shWatchdogArgv(SH, process.pid, DEFAULT_GRACE_MS, level, GROUP_TAG_PREFIX);
   }
   const [cmd, ...pre] = selfCommand();
-  return [cmd, ...pre, "watchdog", "--ppid", String(process.pid), "--supervise"];
+  return [cmd, ...pre, "watchdog", "--ppid", String(process.pid), "--supervise", "--tag", GROUP_TAG_PREFIX];
 }
 
 function start(): WatchdogLink {

@@ -15,6 +15,7 @@ import { createInterface } from "node:readline";
 import { log } from "../log.ts";
 import { MAX_TIMER_MS } from "../platform/clock.ts";
 import { aliveGroups, forgetGroup, signalGroup, trackGroup } from "../platform/proc.ts";
+import { taggedGroups } from "./escapes.ts";
 import type { ExitStatus } from "./exit_status.ts";
 import { DEFAULT_GRACE_MS, spawnInGroup } from "./group.ts";
 import { STOP_SIGNALS } from "./host_end.ts";
@@ -31,6 +32,8 @@ export interface WatchdogOptions {
   command?: string[];
   graceMs: number;
   pollMs: number;
+  /** Supervisor mode: the prefix of hermit's group tags (`escapes.ts`), looked for at the end. */
+  tag?: string;
 }
 
 const MAX_LINE = 256;
@@ -38,6 +41,8 @@ const MAX_LINE = 256;
 const MIN_POLL_MS = 10;
 /** How long to wait, after the group is gone or SIGKILLed, for the runtime to report the exit. */
 const EXIT_WAIT_MS = 2000;
+/** While stopping, how often processes carrying hermit's group tag are looked for. */
+const TAG_SCAN_MS = 500;
 
 export function runWatchdog(opts: WatchdogOptions): Promise<number> {
   return new Promise<number>((resolve) => {
@@ -81,7 +86,26 @@ export function runWatchdog(opts: WatchdogOptions): Promise<number> {
       }
     };
 
+    // when hermit is gone: the groups of processes that carry its tag are registered too, at once
+    // and every TAG_SCAN_MS while stopping (what escaped before hermit could register it)
+    let nextScan = 0;
+    const addTagged = () => {
+      if (!opts.tag || state.phase === "done" || Date.now() < nextScan) return;
+      nextScan = Date.now() + TAG_SCAN_MS;
+      for (const pgid of taggedGroups(opts.tag)) {
+        if (state.groups.has(pgid) || pgid === opts.ppid || pgid === process.pid) continue;
+        log.debug(`watchdog: group ${pgid} carries its tag: stopping it too`);
+        trackGroup(pgid);
+        feed({ type: "register", pgid });
+      }
+    };
+    const stopAll = (reason: string) => {
+      addTagged();
+      feed({ type: "parent-gone", now: Date.now(), reason });
+    };
+
     const tick = () => {
+      if (state.phase === "terminating") addTagged();
       const before = state.groups;
       feed({ type: "tick", now: Date.now(), alive: aliveGroups(state.groups) });
       for (const g of before) if (!state.groups.has(g)) forgetGroup(g);
@@ -89,7 +113,7 @@ export function runWatchdog(opts: WatchdogOptions): Promise<number> {
 
     const poll = () => {
       const why = parentGone();
-      if (why) feed({ type: "parent-gone", now: Date.now(), reason: why });
+      if (why) stopAll(why);
       else tick();
     };
 
@@ -129,12 +153,13 @@ export function runWatchdog(opts: WatchdogOptions): Promise<number> {
       });
       lines.on("close", () => {
         // EOF: the hermit that fed us is gone, or is done and unregistered everything.
+        addTagged();
         if (state.groups.size === 0) void finish("stdin closed");
-        else feed({ type: "parent-gone", now: Date.now(), reason: `parent ${opts.ppid} closed the pipe` });
+        else stopAll(`parent ${opts.ppid} closed the pipe`);
       });
     }
 
     const why = parentGone();
-    if (why) feed({ type: "parent-gone", now: Date.now(), reason: why });
+    if (why) stopAll(why);
   });
 }

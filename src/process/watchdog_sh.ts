@@ -18,15 +18,30 @@
  * sh); a fractional `sleep` is used when the system's `sleep` takes one, whole seconds otherwise.
  */
 
-/** The script; its parameters, after `$0` = "watchdog": --ppid N --supervise GRACE_TENTHS LOG. */
+/**
+ * The script; its parameters, after `$0` = "watchdog": --ppid N --supervise GRACE_TENTHS LOG TAG.
+ * TAG (may be empty): the prefix of the group tags hermit hands out (`escapes.ts`); once hermit is
+ * gone, every group with a process whose environment carries one is stopped too (Linux: found
+ * with one `grep -z` over /proc/<pid>/environ), for what escaped before hermit saw it.
+ */
 export const SH_WATCHDOG = `set -f; trap '' PIPE
-ppid=$2 grace=$4 level=$5 groups=' ' cr=$(printf '\\r')
+ppid=$2 grace=$4 level=$5 tag=$6 groups=' ' cr=$(printf '\\r')
 say() { [ "$HERMIT_LOG_TIMESTAMPS" = 1 ] && t="$(date -u +%Y-%m-%dT%H:%M:%SZ) " || t=''
   printf '%shermit: %s: watchdog: %s\\n' "$t" "$1" "$2" >&2; }
 if kill -s 0 -- $$ 2>/dev/null; then sig() { kill -s "$1" -- "-$2" 2>/dev/null; }
 else sig() { kill -s "$1" "-$2" 2>/dev/null; }; fi
 alive() { sig 0 "$1"; }
 prune() { k=' '; for g in $groups; do alive "$g" && k="$k$g "; done; groups=$k; }
+pgid_of() { set -- $1; g=$3; }
+case $tag in *[!0-9a-f-]*) tag='';; esac
+tagged() { [ -n "$tag" ] && [ -d /proc/self ] || return 0
+  set +f; f=$(grep -lsxz "HERMIT_GROUP_TAG=$tag\\.[0-9]*" /proc/[0-9]*/environ 2>/dev/null); set -f
+  for p in $f; do p=\${p#/proc/}; p=\${p%/environ}; { read -r s <"/proc/$p/stat"; } 2>/dev/null || continue
+    pgid_of "\${s##*) }"; case $g in ''|*[!0-9]*) continue;; esac
+    [ "$g" -gt 1 ] && [ "$g" != $$ ] && [ "$g" != "$ppid" ] || continue
+    case $groups in *" $g "*) ;; *) groups="$groups$g "; [ -z "$1" ] || sig TERM "$g"
+      [ "$level" = debug ] && say debug "group $g carries its tag: stopping it too";; esac
+  done; }
 while IFS= read -r line; do
   line=\${line%"$cr"}; n=\${line#* }
   case $n in ''|*[!0-9]*|0*) continue;; esac
@@ -39,16 +54,16 @@ while IFS= read -r line; do
     [ "$level" = debug ] && say debug "no longer watching group $n";; esac;;
   esac
 done
-prune; set -- $groups
+prune; tagged; set -- $groups
 [ $# -eq 0 ] && exit 0
 [ "$level" = silent ] || say warn "parent $ppid closed the pipe; stopping $# process group(s)"
 for g in $groups; do sig TERM "$g"; done
 t=0
 while [ $t -lt "$grace" ]; do
-  prune; [ "$groups" = ' ' ] && exit 0
+  prune; tagged TERM; [ "$groups" = ' ' ] && exit 0
   if sleep 0.1 2>/dev/null; then t=$((t + 1)); else sleep 1; t=$((t + 10)); fi
 done
-prune; for g in $groups; do sig KILL "$g"; done
+prune; tagged; for g in $groups; do sig KILL "$g"; done
 exit 0`;
 
 export type ShWatchdogLog = "debug" | "warn" | "silent";
@@ -57,7 +72,24 @@ export type ShWatchdogLog = "debug" | "warn" | "silent";
  * argv of the sh watchdog for parent `ppid`: `sh -c SCRIPT watchdog --ppid N --supervise …`, so
  * `ps` shows it the way it shows the JS one. Pure.
  */
-export function shWatchdogArgv(sh: string, ppid: number, graceMs: number, level: ShWatchdogLog): string[] {
+export function shWatchdogArgv(
+  sh: string,
+  ppid: number,
+  graceMs: number,
+  level: ShWatchdogLog,
+  tag = "",
+): string[] {
   const tenths = Math.max(0, Math.round(graceMs / 100));
-  return [sh, "-c", SH_WATCHDOG, "watchdog", "--ppid", String(ppid), "--supervise", String(tenths), level];
+  return [
+    sh,
+    "-c",
+    SH_WATCHDOG,
+    "watchdog",
+    "--ppid",
+    String(ppid),
+    "--supervise",
+    String(tenths),
+    level,
+    tag,
+  ];
 }

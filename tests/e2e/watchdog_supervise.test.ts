@@ -114,6 +114,24 @@ for (const flavor of flavors()) {
       assert.equal(groupMembers(a).length, 3, "the unregistered group is still running");
     });
 
+    it("--tag: on EOF, also stops the groups whose processes carry hermit's tag, and no other", async () => {
+      const tag = `${process.pid}-0badc0de`;
+      const tagged = await sleepingGroup(reaper, true, { HERMIT_GROUP_TAG: `${tag}.3` });
+      const others = [
+        await sleepingGroup(reaper, false, { HERMIT_GROUP_TAG: `${tag}0.3` }),
+        await sleepingGroup(reaper, false, { NOT_THE_TAG: `HERMIT_GROUP_TAG=${tag}.3` }),
+        await group(),
+      ];
+      const w = supervisor(supervise("--grace", "1", "--tag", tag), debugEnv);
+      w.child.stdin!.end();
+      await gone(tagged, 1000 + SLACK_MS);
+      assert.equal(await w.exit, 0, w.stderr());
+      assert.match(w.stderr(), new RegExp(`group ${tagged} carries its tag`));
+      for (const g of others) {
+        assert.equal(groupMembers(g).length, 3, `group ${g} was signalled: ${w.stderr()}`);
+      }
+    });
+
     it("with nothing registered, EOF just ends it", async () => {
       const w = supervisor(supervise());
       w.child.stdin!.end();

@@ -240,11 +240,16 @@ export class Reaper {
  * A process group of its own that the test owns (tracked by `reaper`): a sh -c wrapper and two
  * sleeps, optionally ignoring SIGTERM; resolves with its id once all three run.
  */
-export async function sleepingGroup(reaper: Reaper, ignoreTerm = false): Promise<number> {
+export async function sleepingGroup(
+  reaper: Reaper,
+  ignoreTerm = false,
+  env?: Record<string, string>,
+): Promise<number> {
   const trap = ignoreTerm ? "trap '' TERM; " : "";
   const child = spawn("sh", ["-c", `${trap}sleep 1000 & sleep 1000 & echo ready; wait`], {
     detached: true,
     stdio: ["ignore", "pipe", "ignore"],
+    env: env && { ...process.env, ...env },
   });
   reaper.track(child.pid);
   reaper.trackGroup(child.pid);

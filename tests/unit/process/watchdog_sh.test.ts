@@ -129,6 +129,27 @@ for (const shell of shells) {
       assert.match(w.stderr(), /stopping 1 process group\(s\)/);
     });
 
+    it("on EOF, also stops the groups whose processes carry its tag, and no other", async () => {
+      req.assertReady();
+      const tag = `${process.pid}-0badc0de`;
+      const tagged = await sleepingGroup(reaper, true, { HERMIT_GROUP_TAG: `${tag}.7` });
+      const others = [
+        await sleepingGroup(reaper, false, { HERMIT_GROUP_TAG: `${tag}0.7` }), // another prefix
+        await sleepingGroup(reaper, false, { HERMIT_GROUP_TAG: `1-0badc0de.7` }),
+        await sleepingGroup(reaper, false, { NOT_THE_TAG: `HERMIT_GROUP_TAG=${tag}.7` }),
+        await group(),
+      ];
+      const argv = shWatchdogArgv(shell.path!, process.pid, 1000, "debug", tag);
+      const w = spawn(argv[0], argv.slice(1), { detached: true, stdio: ["pipe", "ignore", "pipe"] });
+      reaper.track(w.pid);
+      let stderr = "";
+      w.stderr!.setEncoding("utf8").on("data", (d) => (stderr += d));
+      w.stdin!.end(); // nothing registered: hermit was killed before it could register anything
+      await gone(tagged, 1000 + SLACK_MS); // TERM-proof: SIGKILLed after the grace
+      assert.match(stderr, new RegExp(`group ${tagged} carries its tag`));
+      for (const g of others) assert.equal(groupMembers(g).length, 3, `group ${g} was signalled: ${stderr}`);
+    });
+
     it("with nothing registered, EOF just ends it, silently", async () => {
       req.assertReady();
       const w = watchdog(shell.path!, { level: "warn" });
