@@ -149,11 +149,15 @@ export function groupTagOf(pid: number): string | undefined {
 }
 
 /**
- * The groups of every process (but `self`) whose environment carries a tag that starts with
- * `prefix` (Linux: a walk of `/proc`; [] elsewhere). For the watchdog once hermit is gone: a
+ * The groups, other than `known`, of every process (but `self`) whose environment carries a tag
+ * that starts with `prefix` (Linux: a walk of `/proc`; [] elsewhere). For the watchdog once hermit is gone: a
  * daemon that left its group in hermit's last second was never registered, but carries its tag.
  */
-export function taggedGroups(prefix: string, self = process.pid): number[] {
+export function taggedGroups(
+  prefix: string,
+  known: ReadonlySet<number> = new Set(),
+  self = process.pid,
+): number[] {
   if (!linux || !/^[0-9a-f-]+$/.test(prefix)) return [];
   const found = new Set<number>();
   let pids: string[];
@@ -163,10 +167,10 @@ export function taggedGroups(prefix: string, self = process.pid): number[] {
     return [];
   }
   for (const pid of pids) {
-    const tag = groupTagOf(Number(pid));
-    if (!tag?.startsWith(`${prefix}.`)) continue;
+    // the group first: a process in a group already known (a fork storm) is not read further
     const pgid = readProcStat(Number(pid))?.pgid;
-    if (pgid !== undefined && pgid > 1) found.add(pgid);
+    if (pgid === undefined || pgid <= 1 || known.has(pgid) || found.has(pgid)) continue;
+    if (groupTagOf(Number(pid))?.startsWith(`${prefix}.`)) found.add(pgid);
   }
   return [...found];
 }

@@ -42,7 +42,7 @@ const MIN_POLL_MS = 10;
 /** How long to wait, after the group is gone or SIGKILLed, for the runtime to report the exit. */
 const EXIT_WAIT_MS = 2000;
 /** While stopping, how often processes carrying hermit's group tag are looked for. */
-const TAG_SCAN_MS = 500;
+const TAG_SCAN_MS = 1000;
 
 export function runWatchdog(opts: WatchdogOptions): Promise<number> {
   return new Promise<number>((resolve) => {
@@ -92,23 +92,25 @@ export function runWatchdog(opts: WatchdogOptions): Promise<number> {
     const addTagged = () => {
       if (!opts.tag || state.phase === "done" || Date.now() < nextScan) return;
       nextScan = Date.now() + TAG_SCAN_MS;
-      for (const pgid of taggedGroups(opts.tag)) {
+      for (const pgid of taggedGroups(opts.tag, state.groups)) {
         if (state.groups.has(pgid) || pgid === opts.ppid || pgid === process.pid) continue;
         log.debug(`watchdog: group ${pgid} carries its tag: stopping it too`);
         trackGroup(pgid);
         feed({ type: "register", pgid });
       }
     };
+    // (the registered groups are signalled first: a scan of /proc can be slow under a fork storm)
     const stopAll = (reason: string) => {
-      addTagged();
+      if (state.groups.size === 0) addTagged();
       feed({ type: "parent-gone", now: Date.now(), reason });
+      addTagged();
     };
 
     const tick = () => {
-      if (state.phase === "terminating") addTagged();
       const before = state.groups;
       feed({ type: "tick", now: Date.now(), alive: aliveGroups(state.groups) });
       for (const g of before) if (!state.groups.has(g)) forgetGroup(g);
+      if (state.phase === "terminating") addTagged();
     };
 
     const poll = () => {

@@ -22,12 +22,15 @@
  * The script; its parameters, after `$0` = "watchdog": --ppid N --supervise GRACE_TENTHS LOG TAG.
  * TAG (may be empty): the prefix of the group tags hermit hands out (`escapes.ts`); once hermit is
  * gone, every group with a process whose environment carries one is stopped too (Linux: found
- * with one `grep -z` over /proc/<pid>/environ), for what escaped before hermit saw it.
+ * with one `grep -z` over the /proc/<pid>/environ of the processes outside the groups it has, as
+ * `ps` and `awk` list them: at EOF, about once a second during the grace, and at SIGKILL), for
+ * what escaped before hermit saw it. That search runs beside the stop of the registered groups
+ * (a background subshell), so however slow it is (a fork storm), their SIGKILL comes on time.
  */
 export const SH_WATCHDOG = `set -f; trap '' PIPE
 ppid=$2 grace=$4 level=$5 tag=$6 groups=' ' cr=$(printf '\\r')
-say() { [ "$HERMIT_LOG_TIMESTAMPS" = 1 ] && t="$(date -u +%Y-%m-%dT%H:%M:%SZ) " || t=''
-  printf '%shermit: %s: watchdog: %s\\n' "$t" "$1" "$2" >&2; }
+say() { [ "$HERMIT_LOG_TIMESTAMPS" = 1 ] && ts="$(date -u +%Y-%m-%dT%H:%M:%SZ) " || ts=''
+  printf '%shermit: %s: watchdog: %s\\n' "$ts" "$1" "$2" >&2; }
 if kill -s 0 -- $$ 2>/dev/null; then sig() { kill -s "$1" -- "-$2" 2>/dev/null; }
 else sig() { kill -s "$1" "-$2" 2>/dev/null; }; fi
 alive() { sig 0 "$1"; }
@@ -35,13 +38,21 @@ prune() { k=' '; for g in $groups; do alive "$g" && k="$k$g "; done; groups=$k; 
 pgid_of() { set -- $1; g=$3; }
 case $tag in *[!0-9a-f-]*) tag='';; esac
 tagged() { [ -n "$tag" ] && [ -d /proc/self ] || return 0
-  set +f; f=$(grep -lsxz "HERMIT_GROUP_TAG=$tag\\.[0-9]*" /proc/[0-9]*/environ 2>/dev/null); set -f
+  c=$(ps -e -o pid= -o pgid= 2>/dev/null | awk -v k="$known$groups" 'BEGIN { split(k, a, " "); for (i in a) known[a[i]] = 1 }
+    $2 > 1 && !($2 in known) { printf " /proc/%s/environ", $1 }')
+  [ -n "$c" ] || return 0; f=$(grep -lsxz "HERMIT_GROUP_TAG=$tag\\.[0-9]*" $c 2>/dev/null)
   for p in $f; do p=\${p#/proc/}; p=\${p%/environ}; { read -r s <"/proc/$p/stat"; } 2>/dev/null || continue
     pgid_of "\${s##*) }"; case $g in ''|*[!0-9]*) continue;; esac
     [ "$g" -gt 1 ] && [ "$g" != $$ ] && [ "$g" != "$ppid" ] || continue
-    case $groups in *" $g "*) ;; *) groups="$groups$g "; [ -z "$1" ] || sig TERM "$g"
+    case $groups in *" $g "*) ;; *) groups="$groups$g "; [ -z "$1" ] || sig "$1" "$g"
       [ "$level" = debug ] && say debug "group $g carries its tag: stopping it too";; esac
   done; }
+wait_grace() { t=0; while [ $t -lt "$grace" ]; do
+  prune; [ "$1" = tags ] && [ $((t % 10)) -eq 9 ] && tagged TERM; [ "$groups" = ' ' ] && return 0
+  if sleep 0.1 2>/dev/null; then t=$((t + 1)); else sleep 1; t=$((t + 10)); fi; done; }
+tagstop() { known=$groups groups=' '; tagged TERM; [ "$groups" = ' ' ] && exit 0
+  wait_grace tags; prune; for g in $groups; do sig KILL "$g"; done; tagged KILL; exit 0; }
+known=''
 while IFS= read -r line; do
   line=\${line%"$cr"}; n=\${line#* }
   case $n in ''|*[!0-9]*|0*) continue;; esac
@@ -54,16 +65,13 @@ while IFS= read -r line; do
     [ "$level" = debug ] && say debug "no longer watching group $n";; esac;;
   esac
 done
-prune; tagged; set -- $groups
-[ $# -eq 0 ] && exit 0
+prune; set -- $groups
+[ $# -eq 0 ] && tagstop
 [ "$level" = silent ] || say warn "parent $ppid closed the pipe; stopping $# process group(s)"
 for g in $groups; do sig TERM "$g"; done
-t=0
-while [ $t -lt "$grace" ]; do
-  prune; tagged TERM; [ "$groups" = ' ' ] && exit 0
-  if sleep 0.1 2>/dev/null; then t=$((t + 1)); else sleep 1; t=$((t + 10)); fi
-done
-prune; tagged; for g in $groups; do sig KILL "$g"; done
+[ -n "$tag" ] && (tagstop) &
+wait_grace; [ "$groups" = ' ' ] && exit 0
+prune; for g in $groups; do sig KILL "$g"; done
 exit 0`;
 
 export type ShWatchdogLog = "debug" | "warn" | "silent";
