@@ -3,7 +3,7 @@
  * for escapes once a second, so it never saw this one and the watchdog was never told of its
  * group. The watchdog still takes it, by the group tag in its environment (`HERMIT_GROUP_TAG`,
  * which every child of hermit gets): both watchdogs, the sh one serve starts by default and
- * hermit's own. Linux: inspects /proc.
+ * hermit's own; and the standalone service's, killed the same way. Linux: inspects /proc.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import process from "node:process";
 import path from "node:path";
 import { hermitBin, hermitEnv } from "../helpers/hermit.ts";
+import { connectHttp, startService } from "../helpers/service.ts";
 import { alive, kill, Reaper, waitFor } from "../helpers/procs.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
@@ -20,6 +21,7 @@ const GONE_WITHIN_MS = 3000 + 5000;
 
 const MANIFEST = `name: killed
 exports: { tools: [stay] }
+serve: { lifecycle: SERVE }
 tools:
   stay:
     description: starts a daemon, then keeps running
@@ -40,7 +42,7 @@ describe("a setsid daemon started right before serve is killed outright", { time
     it(`is taken by the watchdog (${watchdog}) though serve never saw it`, async () => {
       const dir = path.join(tmp.path, watchdog);
       mkdirSync(dir);
-      writeFileSync(path.join(dir, "hermit.yaml"), MANIFEST);
+      writeFileSync(path.join(dir, "hermit.yaml"), MANIFEST.replace("SERVE", "session"));
       const env = { ...process.env, ...(watchdog === "hermit" ? { HERMIT_WATCHDOG: "hermit" } : {}) };
       const child = spawn(hermitBin(), ["serve", dir], {
         cwd: dir,
@@ -75,4 +77,27 @@ describe("a setsid daemon started right before serve is killed outright", { time
       });
     });
   }
+
+  it("is taken by the standalone service's watchdog when the service is killed outright", async () => {
+    const dir = path.join(tmp.path, "standalone");
+    mkdirSync(dir);
+    writeFileSync(path.join(dir, "hermit.yaml"), MANIFEST.replace("SERVE", "standalone"));
+    const svc = await startService(dir, {}, { reaper });
+    const client = await connectHttp(svc);
+    void client.callTool({ name: "stay", arguments: {} }).catch(() => {});
+    const file = path.join(dir, "daemon.pid");
+    await waitFor(() => existsSync(file), {
+      timeoutMs: 30_000,
+      intervalMs: 2,
+      what: () => `the daemon's pid in ${file} (stderr: ${svc.stderr()})`,
+    });
+    kill(svc.pid, "SIGKILL");
+    const pid = Number(readFileSync(file, "utf8").trim());
+    reaper.track(pid);
+    await waitFor(() => !alive(pid), {
+      timeoutMs: GONE_WITHIN_MS,
+      what: () => `the daemon ${pid} to be gone after kill -9 of the service (stderr: ${svc.stderr()})`,
+    });
+    await client.close().catch(() => {});
+  });
 });
