@@ -22,10 +22,10 @@
  * The script; its parameters, after `$0` = "watchdog": --ppid N --supervise GRACE_TENTHS LOG TAG.
  * TAG (may be empty): the prefix of the group tags hermit hands out (`escapes.ts`); once hermit is
  * gone, every group with a process whose environment carries one is stopped too (Linux: found
- * with one `grep -z` over the /proc/<pid>/environ of the processes outside the groups it has, as
- * `ps` and `awk` list them: at EOF, about once a second during the grace, and at SIGKILL), for
- * what escaped before hermit saw it. That search runs beside the stop of the registered groups
- * (a background subshell), so however slow it is (a fork storm), their SIGKILL comes on time.
+ * with one `grep -z` over the /proc/<pid>/environ of the processes outside the groups it has: at
+ * EOF, about once a second during the grace, and at SIGKILL), for what escaped before hermit saw
+ * it. That search runs beside the stop of the registered groups (a background subshell), so
+ * however slow it is (a fork storm), their SIGKILL comes on time.
  */
 export const SH_WATCHDOG = `set -f; trap '' PIPE
 ppid=$2 grace=$4 level=$5 tag=$6 groups=' ' cr=$(printf '\\r')
@@ -38,8 +38,8 @@ prune() { k=' '; for g in $groups; do alive "$g" && k="$k$g "; done; groups=$k; 
 pgid_of() { set -- $1; g=$3; }
 case $tag in *[!0-9a-f-]*) tag='';; esac
 tagged() { [ -n "$tag" ] && [ -d /proc/self ] || return 0
-  c=$(ps -e -o pid= -o pgid= 2>/dev/null | awk -v k="$known$groups" 'BEGIN { split(k, a, " "); for (i in a) known[a[i]] = 1 }
-    $2 > 1 && !($2 in known) { printf " /proc/%s/environ", $1 }')
+  set +f; c=''; for d in /proc/[0-9]*; do { read -r s <"$d/stat"; } 2>/dev/null || continue
+    pgid_of "\${s##*) }"; case "$known$groups" in *" $g "*) ;; *) c="$c $d/environ";; esac; done; set -f
   [ -n "$c" ] || return 0; f=$(grep -lsxz "HERMIT_GROUP_TAG=$tag\\.[0-9]*" $c 2>/dev/null)
   for p in $f; do p=\${p#/proc/}; p=\${p%/environ}; { read -r s <"/proc/$p/stat"; } 2>/dev/null || continue
     pgid_of "\${s##*) }"; case $g in ''|*[!0-9]*) continue;; esac
