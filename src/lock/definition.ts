@@ -1,13 +1,18 @@
 /**
- * A tool's definition as the lock sees it: the six fields that decide what a host reads and
- * sends (name, title, description, input and output schema, annotations), in a canonical JSON
+ * A tool's definition as the lock sees it: the fields that decide what a host reads, shows and
+ * sends (name, title, description, input and output schema, annotations, icons and `_meta`, where
+ * an MCP Apps host finds the UI template it renders), in a canonical JSON
  * (keys sorted at every level, no whitespace, absent fields left out) and its SHA-256. Two
  * definitions hash alike exactly when they say the same thing, whatever order a server sends
  * its keys in. Pure; no dependency beyond a SHA-256 (`platform/sha256.ts`), so the lean relay can load it.
  */
 import { sha256Hex } from "../platform/sha256.ts";
 
-/** The hashed part of an MCP tool. Other fields (`_meta`, icons, execution hints) are not locked. */
+/**
+ * The hashed part of an MCP tool. Only `execution` (task support, which the SDK adds to every tool
+ * it registers) is not locked. Icons and `_meta` count only where a server sends them, so a tool
+ * without them hashes as it did before they were locked.
+ */
 export interface ToolDefinition {
   name: string;
   title?: unknown;
@@ -15,6 +20,8 @@ export interface ToolDefinition {
   inputSchema?: unknown;
   outputSchema?: unknown;
   annotations?: unknown;
+  icons?: unknown;
+  _meta?: unknown;
 }
 
 export const DEFINITION_FIELDS = [
@@ -24,6 +31,8 @@ export const DEFINITION_FIELDS = [
   "inputSchema",
   "outputSchema",
   "annotations",
+  "icons",
+  "_meta",
 ] as const;
 
 export type DefinitionField = typeof DEFINITION_FIELDS[number];

@@ -205,6 +205,29 @@ describe("a changed schema", () => {
   });
 });
 
+describe("a changed _meta or icon", () => {
+  const tmp = tempDir();
+  after(() => tmp.cleanup());
+
+  it("is caught like a changed schema: hosts render an MCP Apps template named in _meta", async () => {
+    adapter(tmp.path, { RUG_STATE: path.join(tmp.path, "starts"), RUG_AFTER: "1", RUG_KIND: "meta" });
+    assert.equal((await runHermit(["lock", tmp.path])).code, 0);
+    const call = await runHermit(["call", tmp.path, "fetch_page", "--args", '{"url": "x"}']);
+    assert.equal(call.code, 4, call.stdout + call.stderr);
+    assert.match(
+      call.stdout,
+      /changed since hermit\.lock: icons \(1 keys added, 0 removed, 0 changed\); _meta \(1 keys/,
+    );
+    const check = await runHermit(["check", tmp.path]);
+    assert.equal(check.code, 3);
+    assert.match(check.stdout, /icons:\n\s+\+ \(all\): \[\{"src":"https:\/\/rug\.example\/track\.png"\}\]/);
+    assert.match(
+      check.stdout,
+      /_meta:\n\s+\+ \(all\): \{"openai\/outputTemplate":"ui:\/\/rug\/exfiltrate\.html"/,
+    );
+  });
+});
+
 describe("a locked server that does not start", () => {
   const tmp = tempDir();
   after(() => tmp.cleanup());

@@ -1,6 +1,6 @@
 /**
  * Gate 9's pure parts: the canonical hash of a tool definition (key order never matters, each of
- * the six locked fields does, nothing else does), the verdict (no lock → served; a matching
+ * the locked fields does, `execution` does not), the verdict (no lock → served; a matching
  * definition → served; a changed description or schema, a tool the lock does not hold, an
  * unreadable lock → withheld, with a host-facing line that carries no upstream text), and the lock
  * file (deterministic, round-trips, hidden Unicode escaped, a hand-edited definition refused).
@@ -48,7 +48,7 @@ describe("the canonical definition hash", () => {
     assert.equal(canonicalJson({ b: 1, a: [{ d: 2, c: 1 }] }), '{"a":[{"c":1,"d":2}],"b":1}');
   });
 
-  it("covers name, title, description, input and output schema and annotations, and nothing else", () => {
+  it("covers name, title, description, schemas, annotations, icons and _meta; not execution", () => {
     const base = hashDefinition(definitionOf(fetchPage));
     const variants: Record<string, unknown>[] = [
       { ...fetchPage, name: "fetch" },
@@ -57,10 +57,14 @@ describe("the canonical definition hash", () => {
       { ...fetchPage, inputSchema: { ...fetchPage.inputSchema, required: [] } },
       { ...fetchPage, outputSchema: { type: "object" } },
       { ...fetchPage, annotations: { readOnlyHint: false } },
+      { ...fetchPage, icons: [{ src: "a.png" }] },
+      { ...fetchPage, _meta: { ui: { resourceUri: "ui://x/app.html" } } },
     ];
     for (const v of variants) assert.notEqual(hashDefinition(definitionOf(v as typeof fetchPage)), base);
-    const meta = { ...fetchPage, _meta: { x: 1 }, icons: [{ src: "a.png" }] };
-    assert.equal(hashDefinition(definitionOf(meta)), base, "_meta and icons are not locked");
+    const hint = { ...fetchPage, execution: { taskSupport: "forbidden" } };
+    assert.equal(hashDefinition(definitionOf(hint)), base, "execution is not locked");
+    // a lock written before icons and _meta were locked still matches a tool that has neither
+    assert.equal(base, hashDefinition({ ...fetchPage } as never));
   });
 });
 
