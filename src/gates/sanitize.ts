@@ -101,25 +101,70 @@ function cleanKeys(o: object, clean: Clean): [string, unknown][] {
   });
 }
 
+/** A value nested deeper than this is dropped: no real result nests so deep, and hosts fail on it. */
+export const MAX_RESULT_DEPTH = 1000;
+export const TOO_DEEP = `[value nested deeper than ${MAX_RESULT_DEPTH} levels dropped by hermit]`;
+
+/** An array or object being cleaned: its entries, how many are done, and what they became. */
+interface Frame {
+  entries: [string, unknown][];
+  next: number;
+  out: [string, unknown][];
+  array: boolean;
+  /** A `_meta` being cleaned (`filterMetas`): filtered once done, dropped when nothing is left. */
+  meta: boolean;
+}
+
 /**
- * Every string inside a JSON-like value cleaned and capped, keys included. With `filterMetas`
- * every `_meta` on the way is filtered too (and dropped when nothing is left); without it a `_meta`
- * key is data like any other (inside `structuredContent`, which must still match the tool's output schema).
- * Objects are built with `Object.fromEntries`, so a `__proto__` key stays a plain key.
+ * Every string inside a JSON-like value cleaned and capped, keys included, and `cut` when something
+ * was nested deeper than `MAX_RESULT_DEPTH` (replaced by `TOO_DEEP`). With `filterMetas` every
+ * `_meta` on the way is filtered too (and dropped when nothing is left); without it a `_meta` key
+ * is data like any other (inside `structuredContent`, which must still match the tool's output
+ * schema). Iterative, so depth is no risk. Objects are built with `Object.fromEntries`, so a
+ * `__proto__` key stays a plain key.
  */
-function cleanDeep<T>(v: T, filterMetas: boolean, clean: Clean = stripHidden): T {
-  if (typeof v === "string") return cleanString(v, clean) as T;
-  if (Array.isArray(v)) return v.map((x) => cleanDeep(x, filterMetas, clean)) as T;
-  if (v && typeof v === "object") {
-    return Object.fromEntries(
-      cleanKeys(v, clean).flatMap(([k, x]): [string, unknown][] => {
-        if (k !== "_meta" || !filterMetas) return [[k, cleanDeep(x, filterMetas, clean)]];
-        const meta = cleanMeta(x, clean);
-        return meta ? [[k, meta]] : [];
-      }),
-    ) as T;
+function cleanWalk<T>(root: T, filterMetas: boolean, clean: Clean): { value: T; cut: boolean } {
+  const stack: Frame[] = [];
+  let cut = false;
+  let done: unknown;
+  /** `v` cleaned into `done`, or its frame pushed when it has entries to clean first. */
+  const open = (v: unknown, meta: boolean): boolean => {
+    if (typeof v === "string") done = cleanString(v, clean);
+    else if (meta && (!v || typeof v !== "object" || Array.isArray(v))) done = undefined;
+    else if (!v || typeof v !== "object") done = v;
+    // a `_meta` must be an object: one too deep is dropped
+    else if (stack.length >= MAX_RESULT_DEPTH) [done, cut] = [meta ? undefined : TOO_DEEP, true];
+    else {
+      const array = Array.isArray(v);
+      const entries = array ? v.map((x, i): [string, unknown] => [String(i), x]) : cleanKeys(v, clean);
+      stack.push({ entries, next: 0, out: [], array, meta });
+      return true;
+    }
+    return false;
+  };
+  const put = (f: Frame, key: string, value: unknown, meta: boolean) => {
+    if (!meta || value !== undefined) f.out.push([key, value]);
+  };
+  if (!open(root, false)) return { value: done as T, cut };
+  while (true) {
+    const f = stack[stack.length - 1];
+    if (f.next < f.entries.length) {
+      const [key, x] = f.entries[f.next++];
+      const meta = filterMetas && !f.array && key === "_meta";
+      if (!open(x, meta)) put(f, key, done, meta);
+      continue;
+    }
+    stack.pop();
+    const built = f.array ? f.out.map(([, x]) => x) : Object.fromEntries(f.out);
+    const value = f.meta ? filterMeta(built) : built;
+    const parent = stack[stack.length - 1];
+    if (!parent) return { value: value as T, cut };
+    put(parent, parent.entries[parent.next - 1][0], value, f.meta);
   }
-  return v;
+}
+
+function cleanDeep<T>(v: T, filterMetas: boolean, clean: Clean = stripHidden): T {
+  return cleanWalk(v, filterMetas, clean).value;
 }
 
 /**
@@ -152,28 +197,42 @@ function otherFields(o: object, handled: string[], clean: Clean): Record<string,
   return cleanDeep(Object.fromEntries(rest), true, clean);
 }
 
-function cleanBlock(block: Block, clean: Clean): Block {
-  const b: Block = {};
+/** Why a block's `data` or `blob` is not passed on (over the cap); undefined when it is. */
+function payloadRefusal(value: string): string | undefined {
+  if (value.length > MAX_BLOB_CHARS) {
+    return `of ${value.length} base64 characters dropped by hermit: over the size cap`;
+  }
+}
+
+/**
+ * A content block or resource contents: `data` and `blob` passed on as they are under the cap, the
+ * whole block replaced by a notice over it; an embedded `resource`
+ * cleaned as resource contents (once: a resource inside it is data).
+ */
+function cleanBlock(block: Block, clean: Clean, embedded = false): Block {
+  const b: [string, unknown][] = [];
   for (const [key, value] of cleanKeys(block, clean)) {
-    if (key === "_meta" || key === "resource") continue;
+    if (key === "_meta") continue;
     if ((key === "data" || key === "blob") && typeof value === "string") {
-      if (value.length > MAX_BLOB_CHARS) {
+      const refused = payloadRefusal(value);
+      if (refused) {
         const kind = typeof block.type === "string" ? cleanString(block.type, clean) : "content";
-        const notice = `[${kind} of ${value.length} base64 characters dropped by hermit: over the size cap]`;
+        const notice = `[${kind} ${refused}]`;
         // resource contents keep their uri (an embedded resource or a resources/read item)
         return "uri" in block
           ? { uri: cleanDeep(block.uri, false, clean), mimeType: "text/plain", text: notice }
           : { type: "text", text: notice };
       }
-      b[key] = value;
-    } else b[key] = cleanDeep(value, false, clean);
-  }
-  if (block.resource && typeof block.resource === "object") {
-    b.resource = cleanBlock(block.resource as Block, clean);
+      b.push([key, value]);
+    } else if (
+      key === "resource" && !embedded && value && typeof value === "object" && !Array.isArray(value)
+    ) {
+      b.push([key, cleanBlock(value as Block, clean, true)]);
+    } else b.push([key, cleanDeep(value, false, clean)]);
   }
   const meta = cleanMeta(block._meta, clean);
-  if (meta) b._meta = meta;
-  return b;
+  if (meta) b.push(["_meta", meta]);
+  return Object.fromEntries(b);
 }
 
 /**
@@ -191,13 +250,13 @@ export function sanitizeResult(result: CallToolResult): CallToolResult {
   out.content = (result.content ?? []).map((c) => cleanBlock(c as Block, clean)) as CallToolResult["content"];
   if (result.isError !== undefined) out.isError = result.isError;
   if (result.structuredContent !== undefined) {
-    const structured = cleanDeep(result.structuredContent, false, clean);
-    const size = JSON.stringify(structured).length;
-    if (size > MAX_TEXT_CHARS) {
-      out.content = [...out.content, {
-        type: "text",
-        text: `[structured content of ${size} characters dropped by hermit: over the size cap]`,
-      }];
+    const { value: structured, cut } = cleanWalk(result.structuredContent, false, clean);
+    const size = cut ? 0 : JSON.stringify(structured).length;
+    if (cut || size > MAX_TEXT_CHARS) {
+      const what = cut
+        ? `nested deeper than ${MAX_RESULT_DEPTH} levels dropped by hermit`
+        : `of ${size} characters dropped by hermit: over the size cap`;
+      out.content = [...out.content, { type: "text", text: `[structured content ${what}]` }];
     } else out.structuredContent = structured;
   }
   const meta = cleanMeta(result._meta, clean);

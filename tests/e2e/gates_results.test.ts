@@ -1,0 +1,77 @@
+/**
+ * Gate 4 on results a scripted upstream (tests/fixtures/servers/scripted.mjs) sends through
+ * `hermit serve`, where the sanitizer itself was the weak point:
+ * - a result nested 100,000 levels deep: the sanitizer's walk recursed and ran out of stack, so the
+ *   call failed as a whole ("Maximum call stack size exceeded."). Now the walk is iterative; what
+ *   is nested past 1,000 levels is dropped with a notice (a Node host cannot even serialize past
+ *   about 4,000), and a value under the limit comes out as before, hidden characters stripped.
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fixtures } from "../helpers/hermit.ts";
+import { connectServe, textOf } from "../helpers/mcp.ts";
+import { Reaper } from "../helpers/procs.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const scripted = path.join(fixtures, "servers", "scripted.mjs");
+
+describe("gate 4: results a scripted upstream sends", () => {
+  const tmp = tempDir();
+  const reaper = new Reaper();
+  after(async () => {
+    await reaper.reap();
+    tmp.cleanup();
+  });
+
+  /** An adapter whose one upstream is the scripted server with `env`, its `echo` exported. */
+  function adapter(name: string, env: Record<string, string>): string {
+    const dir = path.join(tmp.path, name);
+    mkdirSync(dir);
+    writeFileSync(
+      path.join(dir, "hermit.yaml"),
+      `name: ${name}
+exports: { tools: [echo] }
+mcp_servers:
+  s: { command: node, args: [${JSON.stringify(scripted)}], env: ${JSON.stringify(env)} }
+`,
+    );
+    return dir;
+  }
+
+  async function call(dir: string) {
+    const s = await connectServe(dir);
+    reaper.track(s.pid);
+    try {
+      return await s.client.callTool({ name: "echo", arguments: { text: "v" } }, undefined, {
+        timeout: 60_000,
+      });
+    } finally {
+      await s.close();
+    }
+  }
+
+  /** The string at the bottom of `{"d":{"d":…}}`, and how many levels it took to reach it. */
+  function bottom(v: unknown): [unknown, number] {
+    let n = 0;
+    while (v && typeof v === "object" && "d" in v) [v, n] = [(v as { d: unknown }).d, n + 1];
+    return [v, n];
+  }
+
+  it("a result nested 100,000 levels: answered, what is past 1,000 levels dropped with a notice", async () => {
+    const r = await call(adapter("deep", { DEEP_RESULT: "100000" }));
+    assert.equal(r.isError, undefined, textOf(r));
+    assert.equal(r.structuredContent, undefined);
+    assert.equal(
+      textOf(r),
+      "echo: v (listings 1)\n[structured content nested deeper than 1000 levels dropped by hermit]",
+    );
+  });
+
+  it("a result nested 900 levels comes out whole, the hidden character at the bottom stripped", async () => {
+    const r = await call(adapter("deep900", { DEEP_RESULT: "900" }));
+    assert.equal(textOf(r), "echo: v (listings 1)");
+    assert.deepEqual(bottom(r.structuredContent), ["bottom", 900]);
+  });
+});

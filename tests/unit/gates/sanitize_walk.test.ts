@@ -1,0 +1,79 @@
+/**
+ * Gate 4's walk over a value: any depth without running out of stack (what is past
+ * `MAX_RESULT_DEPTH` dropped with a notice, the same output under it), keys kept as plain keys.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { MAX_RESULT_DEPTH, sanitizeResult, sanitizeValue, TOO_DEEP } from "../../../src/gates/sanitize.ts";
+
+const TAG_A = "\u{E0041}";
+
+/** `{"d":{"d":…leaf}}`, `n` levels; `key` names every level. */
+function nested(n: number, leaf: unknown, key = "d"): unknown {
+  let v = leaf;
+  for (let i = 0; i < n; i++) v = { [key]: v };
+  return v;
+}
+
+/** The value at the bottom of `nested`, and the levels it took to reach it. */
+function bottom(v: unknown, key = "d"): [unknown, number] {
+  let n = 0;
+  while (v && typeof v === "object" && key in v) [v, n] = [(v as Record<string, unknown>)[key], n + 1];
+  return [v, n];
+}
+
+describe("sanitize: a value at any depth", () => {
+  it("100,000 levels: answered, what is past the limit replaced by a notice", () => {
+    const out = sanitizeValue({ messages: [nested(100_000, `x${TAG_A}`)] });
+    assert.deepEqual(bottom(out.messages[0]), [TOO_DEEP, MAX_RESULT_DEPTH - 2]);
+  });
+
+  it("under the limit: the same output as before, hidden characters stripped at the bottom", () => {
+    const out = sanitizeValue(nested(MAX_RESULT_DEPTH, [`x${TAG_A}`, { [`k${TAG_A}`]: 1 }]));
+    assert.deepEqual(bottom(out), [TOO_DEEP, MAX_RESULT_DEPTH]);
+    const fits = sanitizeValue(nested(MAX_RESULT_DEPTH - 2, [`x${TAG_A}`, { [`k${TAG_A}`]: 1 }]));
+    assert.deepEqual(bottom(fits), [["x", { k: 1 }], MAX_RESULT_DEPTH - 2]);
+  });
+
+  it("a _meta in a _meta: filtered at every level; 100,000 levels deep, the one too deep dropped", () => {
+    const leaf = { "io.modelcontextprotocol/x": 1, "com.example/y": 2 };
+    assert.deepEqual(bottom(sanitizeValue(nested(500, leaf, "_meta")), "_meta"), [
+      { "com.example/y": 2 },
+      500,
+    ]);
+    // a _meta must be an object, so the one past the limit is not made the notice: it is dropped,
+    // and each _meta around it, left empty, in turn
+    assert.deepEqual(sanitizeValue(nested(100_000, leaf, "_meta")), {});
+  });
+
+  it("a tool result's content and structured content, 100,000 levels deep", () => {
+    const r = sanitizeResult({
+      content: [{ type: "text", text: "t", extra: nested(100_000, "x") }],
+      structuredContent: nested(100_000, "x") as Record<string, unknown>,
+    } as unknown as CallToolResult);
+    const [leaf] = bottom((r.content[0] as unknown as { extra: unknown }).extra);
+    assert.equal(leaf, TOO_DEEP);
+    assert.equal(r.structuredContent, undefined);
+    assert.deepEqual(r.content[1], {
+      type: "text",
+      text: `[structured content nested deeper than ${MAX_RESULT_DEPTH} levels dropped by hermit]`,
+    });
+  });
+
+  it("a resource embedded in a resource 100,000 times: the first is resource contents, the rest data", () => {
+    const r = sanitizeResult({
+      content: [{ type: "resource", resource: nested(100_000, { uri: "a://b", text: "t" }, "resource") }],
+    } as unknown as CallToolResult);
+    assert.equal(bottom(r.content[0], "resource")[0], TOO_DEEP);
+  });
+
+  it("a __proto__ key in a block stays a plain key", () => {
+    const block = JSON.parse('{"type":"text","text":"t","__proto__":{"polluted":true}}');
+    const r = sanitizeResult({ content: [block] });
+    const out = r.content[0] as Record<string, unknown>;
+    assert.equal(Object.getPrototypeOf(out), Object.prototype);
+    assert.equal(out.polluted, undefined);
+    assert.deepEqual(Object.getOwnPropertyDescriptor(out, "__proto__")?.value, { polluted: true });
+  });
+});
