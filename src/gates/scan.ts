@@ -3,8 +3,9 @@
  * tool, a prompt, a resource or a resource template is scanned with the same rules
  * (scan_text.ts): names, titles and descriptions, and the input and output schemas walked fully
  * (nested `properties`, `items`, `anyOf`/`oneOf`/`allOf`, `$defs`, …), with the strings of
- * `default`, `examples`, `enum`, `const` and any other keyword, and the property names (read as
- * words: `IGNORE_ALL_PREVIOUS_INSTRUCTIONS` and `ignorePreviousRules` are phrases). Findings are
+ * `default`, `examples`, `enum`, `const` and any other keyword, and the property names (an
+ * identifier is read as words too: `IGNORE_ALL_PREVIOUS_INSTRUCTIONS` and `ignorePreviousRules`
+ * are phrases). Findings are
  * reported (logged, listed by `hermit check` and `hermit tools`), never blocking. Pure.
  */
 import { type ScanFinding, scanText, visible } from "./scan_text.ts";
@@ -72,18 +73,6 @@ function firstPerRule(findings: ScanFinding[]): ScanFinding[] {
 }
 
 /**
- * A name read as words (`IGNORE_ALL_PREVIOUS`, `ignorePrevious`, `ignore-previous`) and as written
- * (`base64.b64decode`), then scanned: one finding per rule.
- */
-export function scanName(where: string, name: string | undefined): ScanFinding[] {
-  if (!name) return [];
-  const words = name.replace(/[_\-.]+/g, " ").replace(/(\p{Ll})(\p{Lu})/gu, "$1 $2");
-  return words === name
-    ? scanText(where, name)
-    : firstPerRule([...scanText(where, words), ...scanText(where, name)]);
-}
-
-/**
  * Every string in a value, keys included, in order and at any depth (iterative, so depth is no
  * risk; each object once).
  */
@@ -136,12 +125,12 @@ function scanSchema(prefix: string, schema: unknown): ScanFinding[] {
     out.push(...scanStrings(`${prefix} ${at}`, s.title));
     for (const [key, value] of Object.entries(s)) {
       if (key === "description" || key === "title") continue;
-      if (!KEYWORDS.has(key)) out.push(...scanName(`${prefix} ${at} keyword`, key));
+      if (!KEYWORDS.has(key)) out.push(...scanText(`${prefix} ${at} keyword`, key));
       if (SUBSCHEMA_MAPS.includes(key) && value && typeof value === "object" && !Array.isArray(value)) {
         for (const [k, v] of Object.entries(value)) {
           const name = visible(k);
           const inner = NAMED.includes(key) ? (path ? `${path}.${name}` : name) : `${path}${key}.${name}`;
-          out.push(...scanName(`${prefix} name ${inner}`, k));
+          out.push(...scanText(`${prefix} name ${inner}`, k));
           walk(v, inner, depth + 1);
         }
       } else if (SUBSCHEMA.includes(key) || SUBSCHEMA_LISTS.includes(key)) {
@@ -162,7 +151,7 @@ export function scanTool(tool: Describable, label = `tool ${visible(tool.name)}`
     ...scanText(label, tool.description),
     ...scanText(`${label} title`, tool.title),
     ...scanText(`${label} title`, tool.annotations?.title),
-    ...scanName(`${label} name`, tool.name),
+    ...scanText(`${label} name`, tool.name),
     ...scanSchema(`${label} parameter`, tool.inputSchema),
     ...scanSchema(`${label} output`, tool.outputSchema),
   ];
@@ -181,13 +170,13 @@ export function scanPrompt(prompt: PromptDefinition): ScanFinding[] {
   return [
     ...scanText(label, prompt.description),
     ...scanText(`${label} title`, prompt.title),
-    ...scanName(`${label} name`, prompt.name),
+    ...scanText(`${label} name`, prompt.name),
     ...(prompt.arguments ?? []).flatMap((a) => {
       const arg = `${label} argument ${visible(a.name)}`;
       return [
         ...scanText(arg, a.description),
         ...scanText(`${arg} title`, a.title),
-        ...scanName(`${arg} name`, a.name),
+        ...scanText(`${arg} name`, a.name),
       ];
     }),
   ];
@@ -207,7 +196,7 @@ export function scanResource(r: ResourceDefinition): ScanFinding[] {
   return [
     ...scanText(label, r.description),
     ...scanText(`${label} title`, r.title),
-    ...scanName(`${label} name`, r.name),
+    ...scanText(`${label} name`, r.name),
     ...scanText(`${label} uri`, r.uri ?? r.uriTemplate),
   ];
 }

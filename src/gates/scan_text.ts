@@ -5,9 +5,11 @@
  * pattern 6 narrowed to concealment from the user), further concealment phrasing, and hidden
  * Unicode (unicode.ts: TAG characters outside emoji flags, bidi controls and marks, zero-width
  * characters outside emoji and script joins, soft hyphens, selector runs). Phrasing is matched
- * after hidden characters are removed and look-alikes folded (NFKC for fullwidth forms, Cyrillic
- * and Greek homoglyphs), so `ig\u00ADnore`, `іgnore` and `ｉｇｎｏｒｅ` read `ignore`. Findings are
- * reported, never blocking. Pure.
+ * after hidden characters are removed and look-alikes folded (confusables.ts: NFKC for fullwidth
+ * forms, diacritics, Cyrillic, Greek, Armenian and other homoglyphs, small capitals), so
+ * `ig\u00ADnore`, `іgnore`, `ｉｇｎｏｒｅ` and `ɪɢɴᴏʀᴇ` read `ignore`, in the text and in each
+ * identifier read as words (`IGNORE_ALL_PREVIOUS_INSTRUCTIONS`, `ignorePreviousRules`). Findings
+ * are reported, never blocking. Pure.
  */
 import { terminalSafe } from "./terminal_text.ts";
 import { findHidden, foldForMatching, HIDDEN_NAMES } from "./unicode.ts";
@@ -35,7 +37,8 @@ export const INJECTION_PATTERNS: readonly RegExp[] = [
       }?` +
       String.raw`(?:instructions?|directives?|rules|guidelines|prompts?|commands|context)\b|` +
       String
-        .raw`\b(?:ignore|disregard|forget)\W+(?:all|everything)\W+(?:(?:said|written|stated)\W+)?(?:above|before)\b`,
+        .raw`\b(?:ignore|disregard|forget)\W+(?:all|everything)\W+(?:(?:said|written|stated)\W+)?(?:above|before)\b|` +
+      String.raw`\b(?:ignore|disregard|forget)\W+all\W+(?:previous|prior|earlier)(?=\s*(?:[.!?;\n]|$))`,
     "i",
   ),
   /you\s+are\s+now\s+a/i,
@@ -77,18 +80,43 @@ export interface ScanFinding {
 
 const EXCERPT = 200;
 
+/**
+ * The identifiers of a folded text (`IGNORE_ALL_PREVIOUS`, `ignorePrevious`, `you-are-now-a`)
+ * read as words, each with where it starts. One at a time, so a list of them (`ignoreCase,
+ * previousInstructionsCount`) is not read as one phrase.
+ */
+function identifierWords(folded: string): { words: string; at: number }[] {
+  const out: { words: string; at: number }[] = [];
+  for (const m of folded.matchAll(IDENTIFIER)) {
+    const words = m[0].replace(/[_-]+/g, " ").replace(/(\p{Ll})(?=\p{Lu})/gu, "$1 ");
+    if (words !== m[0]) out.push({ words, at: m.index! });
+  }
+  return out;
+}
+const IDENTIFIER = /[\p{L}\p{N}]+(?:[_-]+[\p{L}\p{N}]+)+|[\p{L}\p{N}]*\p{Ll}\p{Lu}[\p{L}\p{N}]*/gu;
+
 export function scanText(where: string, text: string | undefined): ScanFinding[] {
   if (!text) return [];
   const out: ScanFinding[] = [];
   const hit = (rule: string, index: number) => out.push({ where, rule, excerpt: excerpt(text, index) });
   const { folded, origin } = foldForMatching(text);
-  INJECTION_PATTERNS.forEach((re, i) => {
+  const identifiers = identifierWords(folded);
+  /** The first match of `re` in the text, or else in one of its identifiers read as words. */
+  const find = (re: RegExp): { match: string; index: number } | undefined => {
     const m = re.exec(folded);
-    if (m) hit(`injection pattern ${i + 1} (${re.source})`, origin[m.index] ?? 0);
+    if (m) return { match: m[0], index: origin[m.index] ?? 0 };
+    for (const id of identifiers) {
+      const w = re.exec(id.words);
+      if (w) return { match: w[0], index: origin[id.at] ?? 0 };
+    }
+  };
+  INJECTION_PATTERNS.forEach((re, i) => {
+    const m = find(re);
+    if (m) hit(`injection pattern ${i + 1} (${re.source})`, m.index);
   });
   for (const re of CONCEALMENT_PATTERNS) {
-    const m = re.exec(folded);
-    if (m) hit(`concealment phrasing (${m[0]})`, origin[m.index] ?? 0);
+    const m = find(re);
+    if (m) hit(`concealment phrasing (${m.match})`, m.index);
   }
   const hidden = findHidden(text);
   for (const name of HIDDEN_UNICODE) {

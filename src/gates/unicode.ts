@@ -17,9 +17,13 @@
  *                              U+FFF0–FFF8, U+1BCA0–1BCA3,
  *                              U+1D173–1D17A, U+E0080–E00FF,
  *                              U+E01F0–E0FFF
+ *   format characters          U+FFF9–FFFB (interlinear            stripped    flagged
+ *   (not default-ignorable)    annotations), U+13430–1343F
+ *                              (hieroglyph format controls)
  *
  * Together: Unicode's Default_Ignorable_Code_Point set, what a renderer may draw as nothing
- * (`DEFAULT_IGNORABLE`, the one list of it; the approval question escapes all of it).
+ * (`DEFAULT_IGNORABLE`, the one list of it; the approval question escapes all of it), and the
+ * format characters outside it that are drawn as nothing too (`HIDDEN_FORMAT`).
  * Not hidden, so neither stripped nor flagged: an RGI emoji tag sequence (the flags of England,
  * Scotland and Wales: 🏴 + tags + cancel tag; other tags after a black flag are hidden), a ZWJ
  * inside an emoji ZWJ sequence (👩‍💻), a joiner between two letters of a script that uses them
@@ -27,11 +31,12 @@
  * never Latin, Cyrillic or Greek), one variation selector right after a character (❤️; a
  * U+E0100–E01EF selector only after a Han ideograph; a Mongolian one only after a Mongolian
  * letter), a combining grapheme joiner before a combining mark, a Hangul filler that makes a
- * syllable with the jamo beside it. Runs of selectors ("emoji smuggling") are hidden. Also the
+ * syllable with the jamo beside it, a hieroglyph format control after a hieroglyph. Runs of selectors ("emoji smuggling") are hidden. Also the
  * text the scan matches its phrasing against: hidden characters removed, soft hyphens and joiners
- * dropped wherever they stand, NFKC (fullwidth forms) and a small map of Cyrillic and Greek
- * look-alikes folded to Latin. Pure.
+ * dropped wherever they stand, look-alikes folded to ASCII (confusables.ts). Pure.
  */
+
+import { foldChar } from "./confusables.ts";
 
 export type HiddenClass =
   | "tag"
@@ -41,7 +46,8 @@ export type HiddenClass =
   | "joiner"
   | "soft-hyphen"
   | "selector"
-  | "ignorable";
+  | "ignorable"
+  | "format";
 
 /** How the scan names each class (several classes share a name). */
 export const HIDDEN_NAMES: Record<HiddenClass, string> = {
@@ -53,6 +59,7 @@ export const HIDDEN_NAMES: Record<HiddenClass, string> = {
   "soft-hyphen": "soft hyphens",
   selector: "variation selectors",
   ignorable: "default-ignorable characters",
+  format: "invisible format characters",
 };
 
 /**
@@ -65,8 +72,15 @@ export const DEFAULT_IGNORABLE =
   "\\u202A-\\u202E\\u2060-\\u206F\\u3164\\uFE00-\\uFE0F\\uFEFF\\uFFA0\\uFFF0-\\uFFF8\\u{1BCA0}-\\u{1BCA3}" +
   "\\u{1D173}-\\u{1D17A}\\u{E0000}-\\u{E0FFF}";
 
+/**
+ * Format characters (general category Cf) that are not default-ignorable but are drawn as nothing
+ * all the same: the interlinear annotation anchor, separator and terminator (meant for use inside
+ * one program, never interchanged), and the Egyptian hieroglyph format controls.
+ */
+export const HIDDEN_FORMAT = "\\uFFF9-\\uFFFB\\u{13430}-\\u{1343F}";
+
 /** Any character that may be hidden somewhere (whether it is, depends on its neighbours). */
-export const CANDIDATE = new RegExp(`[${DEFAULT_IGNORABLE}]`, "u");
+export const CANDIDATE = new RegExp(`[${DEFAULT_IGNORABLE}${HIDDEN_FORMAT}]`, "u");
 export const CANDIDATES = new RegExp(CANDIDATE.source, "gu");
 /**
  * The emoji tag sequences drawn as flags: Unicode's RGI set, England, Scotland, Wales (`gbeng`,
@@ -120,11 +134,13 @@ const SELECTOR = /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/u;
 const MONGOLIAN_SELECTOR = /[\u180B-\u180D\u180F]/u;
 const MONGOLIAN = /\p{Script=Mongolian}/u;
 const MARK = /\p{M}/u;
+const HIEROGLYPH = /\p{Script=Egyptian_Hieroglyphs}/u;
 /** Conjoining jamo a Hangul filler makes a syllable with: a leading consonant, a vowel. */
 const LEADING_JAMO = /[\u1100-\u115E\uA960-\uA97C]/u;
 const VOWEL_JAMO = /[\u1161-\u11A7\uD7B0-\uD7C6]/u;
 
 function classOf(cp: number): HiddenClass {
+  if ((cp >= 0xFFF9 && cp <= 0xFFFB) || (cp >= 0x13430 && cp <= 0x1343F)) return "format";
   if (cp >= 0xE0000 && cp <= 0xE007F) return "tag";
   if ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)) return "bidi-control";
   if (cp === 0x200E || cp === 0x200F || cp === 0x061C) return "bidi-mark";
@@ -170,6 +186,8 @@ function allowedInContext(
     if (!prev || SELECTOR.test(prev) || CANDIDATE.test(prev) || /\s/.test(prev)) return false;
     return char.codePointAt(0)! < 0xE0100 || HAN.test(prev);
   }
+  // a hieroglyph format control after a hieroglyph (or another control) lays out a group
+  if (cls === "format") return char.codePointAt(0)! >= 0x13430 && !!prev && HIEROGLYPH.test(prev);
   if (cls === "ignorable") {
     if (MONGOLIAN_SELECTOR.test(char)) return !!prev && MONGOLIAN.test(prev) && !CANDIDATE.test(prev);
     if (char === "\u034F") {
@@ -216,15 +234,6 @@ export function stripHidden(text: string): string {
   return out + text.slice(last);
 }
 
-/** Cyrillic and Greek letters that look like Latin ones (NFKC already folds fullwidth forms). */
-const CONFUSABLES: Record<string, string> = Object.fromEntries(
-  [
-    ..."аaвbеeёeһhіiјjкkмmнhоoрpсcтtуyхxѕsԁdԛqԝwɡgıiαaβbεeιiκkνvοoρpτtυuχxγy" +
-      "АAВBЕEЁEНHІIЈJКKМMОOРPСCТTУYХXЅSԚQԜWΑAΒBΕEΖZΗHΙIΚKΜMΝNΟOΡPΤTΥYΧX",
-  ]
-    .flatMap((c, i, all) => (i % 2 ? [] : [[c, all[i + 1]]])),
-);
-
 /** Dropped by the matching fold even where they are not hidden: the soft hyphen, ZWNJ and ZWJ. */
 const FOLDED_AWAY = /^[\u00AD\u200C\u200D]$/u;
 
@@ -239,11 +248,9 @@ export function foldForMatching(text: string): { folded: string; origin: number[
   let i = 0;
   for (const c of text) {
     if (!hidden.has(i) && !FOLDED_AWAY.test(c)) {
-      for (const f of c.normalize("NFKC")) {
-        const mapped = CONFUSABLES[f] ?? f;
-        folded += mapped;
-        for (let k = 0; k < mapped.length; k++) origin.push(i);
-      }
+      const mapped = foldChar(c);
+      folded += mapped;
+      for (let k = 0; k < mapped.length; k++) origin.push(i);
     }
     i += c.length;
   }

@@ -64,6 +64,7 @@ describe("scan: pins", () => {
       "soft hyphens",
       "variation selectors",
       "default-ignorable characters",
+      "invisible format characters",
     ]);
   });
 });
