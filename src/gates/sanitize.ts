@@ -120,10 +120,17 @@ interface Frame {
  * was nested deeper than `MAX_RESULT_DEPTH` (replaced by `TOO_DEEP`). With `filterMetas` every
  * `_meta` on the way is filtered too (and dropped when nothing is left); without it a `_meta` key
  * is data like any other (inside `structuredContent`, which must still match the tool's output
- * schema). Iterative, so depth is no risk. Objects are built with `Object.fromEntries`, so a
- * `__proto__` key stays a plain key.
+ * schema). With `blocks` an image or audio block or resource contents with a blob, wherever it
+ * stands (a prompt's message, a sampling request), is cleaned as a result's block is (`cleanBlock`:
+ * its payload checked, not cut as text). Iterative, so depth is no risk. Objects are built with
+ * `Object.fromEntries`, so a `__proto__` key stays a plain key.
  */
-function cleanWalk<T>(root: T, filterMetas: boolean, clean: Clean): { value: T; cut: boolean } {
+function cleanWalk<T>(
+  root: T,
+  filterMetas: boolean,
+  clean: Clean,
+  blocks = false,
+): { value: T; cut: boolean } {
   const stack: Frame[] = [];
   let cut = false;
   let done: unknown;
@@ -137,8 +144,12 @@ function cleanWalk<T>(root: T, filterMetas: boolean, clean: Clean): { value: T; 
     else {
       const array = Array.isArray(v);
       const entries = array ? v.map((x, i): [string, unknown] => [String(i), x]) : cleanKeys(v, clean);
-      stack.push({ entries, next: 0, out: [], array, meta });
-      return true;
+      // cleanBlock walks its fields without `blocks`: one level of it, whatever the depth
+      if (blocks && !array && carriesPayload(entries, clean)) done = cleanBlock(v as Block, clean);
+      else {
+        stack.push({ entries, next: 0, out: [], array, meta });
+        return true;
+      }
     }
     return false;
   };
@@ -180,13 +191,22 @@ function cleanMeta(meta: unknown, clean: Clean): Record<string, unknown> | undef
 /**
  * Any other value from an upstream (prompt results, resource and prompt lists, progress, sampling
  * and elicitation requests and results): hidden characters stripped from every string and key,
- * every `_meta` on the way filtered (and dropped when nothing is left).
+ * every `_meta` on the way filtered (and dropped when nothing is left), the content blocks in it
+ * cleaned as a result's are.
  */
 export function sanitizeValue<T>(v: T): T {
-  return cleanDeep(v, true);
+  return cleanWalk(v, true, stripHidden, true).value;
 }
 
 type Block = Record<string, unknown>;
+
+/** An image or audio block (a string `data`) or resource contents (a string `blob`), keys cleaned. */
+function carriesPayload(entries: [string, unknown][], clean: Clean): boolean {
+  const f = new Map(entries);
+  const type = f.get("type");
+  const media = typeof type === "string" && ["image", "audio"].includes(clean(type));
+  return (media && typeof f.get("data") === "string") || (f.has("uri") && typeof f.get("blob") === "string");
+}
 
 /**
  * The fields of `o` other than `handled` (compared once cleaned, so a look-alike of a handled

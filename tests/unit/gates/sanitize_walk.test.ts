@@ -137,3 +137,48 @@ describe("sanitize: data and blob must be base64", () => {
     ]);
   });
 });
+
+describe("sanitize: content blocks outside tool results (prompts, sampling requests)", () => {
+  it("a prompt's image is checked, and one over the text cap is passed on whole", () => {
+    const large = "QUJD".repeat(750_000);
+    const out = sanitizeValue({
+      messages: [
+        { role: "user", content: { type: "image", data: "not base64 at all", mimeType: "image/png" } },
+        { role: "user", content: { type: "image", data: large, mimeType: "image/png" } },
+        { role: "user", content: { type: "resource", resource: { uri: "a://b", blob: "no blob" } } },
+      ],
+    });
+    assert.deepEqual(out.messages[0].content, {
+      type: "text",
+      text: "[image dropped by hermit: its data is not base64]",
+    });
+    assert.ok((out.messages[1].content as { data: string }).data === large);
+    assert.deepEqual(out.messages[2].content, {
+      type: "resource",
+      resource: {
+        uri: "a://b",
+        mimeType: "text/plain",
+        text: "[content dropped by hermit: its blob is not base64]",
+      },
+    });
+  });
+
+  it("a sampling request's audio in a content list, a hidden key or type too", () => {
+    const out = sanitizeValue({
+      messages: [{
+        role: "user",
+        content: [{ type: `au\u200Bdio`, [`da${TAG_A}ta`]: "plain text", mimeType: "audio/wav" }],
+      }],
+      maxTokens: 10,
+    });
+    assert.deepEqual(out.messages[0].content, [{
+      type: "text",
+      text: "[audio dropped by hermit: its data is not base64]",
+    }]);
+  });
+
+  it("a data field elsewhere (an error's data, a text block, structured values) is data", () => {
+    const v = { error: { code: 1, data: "any text" }, block: { type: "text", text: "t", data: "x y" } };
+    assert.deepEqual(sanitizeValue(v), v);
+  });
+});
