@@ -421,12 +421,13 @@ describe("trust: reading the answer", () => {
 });
 
 describe("safe mode (gate 7)", () => {
-  it("is on for 1/true/yes/on in any case, off otherwise", () => {
-    for (const v of ["1", "true", "TRUE", "yes", "on", "On"]) {
-      assert.equal(safeMode({ HERMIT_SAFE_MODE: v }), true, v);
+  it("is off only when unset, empty or 0/false/no/off in any case: a value it does not know is on", () => {
+    // a CRLF env file's "1\r", Windows `set HERMIT_SAFE_MODE=1 ` and "Y" all mean the switch is on
+    for (const v of ["1", "true", "TRUE", "yes", "on", "On", " 1", "1\r", "1 ", "2", "Y", "enabled"]) {
+      assert.equal(safeMode({ HERMIT_SAFE_MODE: v }), true, JSON.stringify(v));
     }
-    for (const v of [undefined, "", "0", "false", "no", "off", "2", " 1"]) {
-      assert.equal(safeMode({ HERMIT_SAFE_MODE: v }), false, v);
+    for (const v of [undefined, "", " ", "0", "false", "no", "off", "OFF", " off\r"]) {
+      assert.equal(safeMode({ HERMIT_SAFE_MODE: v }), false, JSON.stringify(v));
     }
     assert.match(
       SAFE_MODE_NOTICE,
