@@ -84,3 +84,18 @@ export function checkElicitation(
   }
   return { ok: true };
 }
+
+/** Every way text breaks a line: CRLF, CR, LF, vertical tab, form feed, NEL, U+2028, U+2029. */
+const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/;
+
+/**
+ * A server's elicitation message as the user sees it: `MCP server 'NAME' asks: …`, and every
+ * further line of it marked `MCP server 'NAME': …`, so no line of it can pass for hermit's own
+ * approval question (gate 5).
+ */
+export function attributedMessage(server: string, message: string): string {
+  const [first, ...rest] = message.split(LINE_BREAK);
+  return [`MCP server '${server}' asks: ${first}`, ...rest.map((l) => `MCP server '${server}': ${l}`)].join(
+    "\n",
+  );
+}

@@ -17,7 +17,7 @@ import {
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import { messageOf } from "../errors.ts";
-import { checkElicitation, checkSampling, RateWindow } from "../gates/sampling.ts";
+import { attributedMessage, checkElicitation, checkSampling, RateWindow } from "../gates/sampling.ts";
 import { sanitizeValue } from "../gates/sanitize.ts";
 import { type ApprovalOutcome, approvalRequest, readApproval, refusalText } from "../gates/trust.ts";
 import { log } from "../log.ts";
@@ -173,7 +173,7 @@ export class ServerRequests {
       }
       try {
         // the user is told who asks: a server's question never reads as hermit's own (gate 5's)
-        return await session!.elicit({ ...p, message: `MCP server '${server}' asks: ${p.message}` }, {
+        return await session!.elicit({ ...p, message: attributedMessage(server, p.message) }, {
           timeoutMs: config.elicitation.timeoutSeconds * 1000,
           signal,
           relatedRequestId,
