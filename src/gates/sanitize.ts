@@ -144,8 +144,9 @@ function cleanWalk<T>(
     else {
       const array = Array.isArray(v);
       const entries = array ? v.map((x, i): [string, unknown] => [String(i), x]) : cleanKeys(v, clean);
-      // cleanBlock walks its fields without `blocks`: one level of it, whatever the depth
-      if (blocks && !array && carriesPayload(entries, clean)) done = cleanBlock(v as Block, clean);
+      // cleanBlock walks its fields without `blocks`: one level of it, whatever the depth; a
+      // `_meta` shaped like a block is still a `_meta` (filtered)
+      if (blocks && !array && !meta && carriesPayload(entries, clean)) done = cleanBlock(v as Block, clean);
       else {
         stack.push({ entries, next: 0, out: [], array, meta });
         return true;

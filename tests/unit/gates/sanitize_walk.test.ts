@@ -177,6 +177,14 @@ describe("sanitize: content blocks outside tool results (prompts, sampling reque
     }]);
   });
 
+  it("a _meta shaped like an image block is still filtered as a _meta", () => {
+    const meta = { type: "image", data: "QQ==", "dev.hermit/refused": true, "io.modelcontextprotocol/x": 1 };
+    assert.deepEqual(sanitizeValue({ progress: 1, _meta: meta }), {
+      progress: 1,
+      _meta: { type: "image", data: "QQ==" },
+    });
+  });
+
   it("a data field elsewhere (an error's data, a text block, structured values) is data", () => {
     const v = { error: { code: 1, data: "any text" }, block: { type: "text", text: "t", data: "x y" } };
     assert.deepEqual(sanitizeValue(v), v);
