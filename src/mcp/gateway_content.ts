@@ -2,7 +2,8 @@
  * Resources and prompts of the upstream servers, passed through when the server advertises them
  * and its manifest entry allows them (`tools.resources`, `tools.prompts`, both on by default).
  * Lists are merged across servers; reads, subscriptions and gets go to the one server that owns
- * the item (listed it, or a template of its matches it), never to the others when it fails.
+ * the item (listed it, or a template of its matches it), never to the others when it fails; a
+ * resource URI two servers list is served by neither (as a tool offered twice is not).
  * Everything returned is sanitized (gate 4); prompts, resources and resource templates are scanned
  * (gate 3) when listed, each finding logged once.
  */
@@ -31,6 +32,8 @@ type Kind = "resources" | "prompts";
 export class ContentRouter {
   readonly #upstreams: () => Iterable<UpstreamConnection>;
   readonly #resourceOwner = new Map<string, string>();
+  /** URIs more than one server listed (in the last listing), and which: served by none of them. */
+  readonly #contested = new Map<string, string[]>();
   /** Each server's resource templates, from the last listing: a URI they match is theirs. */
   readonly #templates = new Map<string, UriTemplate[]>();
   readonly #promptOwner = new Map<string, string>();
@@ -82,11 +85,27 @@ export class ContentRouter {
       const r = await c.listResources(cursor ? { cursor } : undefined);
       return { items: r.resources, next: r.nextCursor };
     }, runningOnly);
+    // a URI two servers list is served by neither: the later one took the first one's reads
+    const listers = new Map<string, string[]>();
+    for (const [u, items] of per) {
+      for (const r of items) {
+        const names = listers.get(r.uri) ?? [];
+        if (!names.includes(u.name)) listers.set(r.uri, [...names, u.name]);
+      }
+    }
     const resources = per.flatMap(([u, items]) =>
-      items.map((r) => {
+      items.flatMap((r) => {
+        const names = listers.get(r.uri)!;
+        if (names.length > 1) {
+          this.#contested.set(r.uri, names);
+          this.#resourceOwner.delete(r.uri);
+          this.#warnOnce(`resource:${r.uri}`, contestedLine(r.uri, names));
+          return [];
+        }
+        this.#contested.delete(r.uri);
         this.#resourceOwner.set(r.uri, u.name);
         this.#reportScan(u.name, scanResource(r));
-        return sanitizeValue(r);
+        return [sanitizeValue(r)];
       })
     );
     return { resources };
@@ -217,9 +236,15 @@ export class ContentRouter {
   /**
    * The server a URI belongs to: the one that listed it, else the one whose resource template
    * matches it (first in manifest order), else the only server with resources. Never a guess
-   * among several: an unknown URI is an error, not a question put to every server.
+   * among several: an unknown URI is an error, not a question put to every server, and so is one
+   * several servers listed.
    */
   async #ownerOf(uri: string): Promise<UpstreamConnection> {
+    const contested = () => {
+      const names = this.#contested.get(uri);
+      if (names) throw new McpError(ErrorCode.InvalidParams, contestedLine(uri, names));
+    };
+    contested();
     const serving = this.#serving("resources");
     const listed = () => serving.find((u) => u.name === this.#resourceOwner.get(uri));
     const templated = () =>
@@ -227,6 +252,7 @@ export class ContentRouter {
     let owner = listed() ?? templated();
     if (!owner && serving.length > 1) {
       await this.listResources();
+      contested();
       owner = listed();
       if (!owner) await this.listResourceTemplates();
       owner ??= templated();
@@ -251,6 +277,11 @@ export class ContentRouter {
     this.#warned.add(key);
     log.warn(message);
   }
+}
+
+function contestedLine(uri: string, servers: string[]): string {
+  const by = servers.map((s) => `mcp_servers.${s}`).join(" and ");
+  return `resource ${sanitizeErrorMessage(uri)} is listed by ${by}: served by neither`;
 }
 
 /** An upstream's error on its way to a host: its code kept, its message sanitized (gate 4). */

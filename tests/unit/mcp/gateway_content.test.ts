@@ -1,7 +1,8 @@
 /**
  * Resource reads go to the one server that owns the URI (issue 12 item 20): when the owner fails,
  * its error is the answer and no other server — an untrusted one included — is asked; a URI that
- * a server's template matches goes to it; an unknown URI with several servers is an error.
+ * a server's template matches goes to it; an unknown URI with several servers is an error; a URI
+ * two servers list is served by neither (an untrusted server listing another's URI took its reads).
  * Real SDK servers in process, behind the real gateway.
  */
 import { describe, it } from "node:test";
@@ -46,14 +47,14 @@ function resourceServer(name: string, uris: string[], templates: string[], reads
   return client;
 }
 
-async function gatewayWith(reads: string[]): Promise<Gateway> {
+async function gatewayWith(reads: string[], otherLists = ["b://x"]): Promise<Gateway> {
   const g = new Gateway(manifest, {
     clock: new FakeClock(),
     schemaCache: null,
     transportFactory: (u) =>
       u.name === "owner"
         ? resourceServer("owner", ["a://broken", "a://fine"], ["a://items/{id}"], reads)
-        : resourceServer("other", ["b://x"], ["b://{id}"], reads),
+        : resourceServer("other", otherLists, ["b://{id}"], reads),
   });
   await g.start();
   return g;
@@ -88,6 +89,22 @@ describe("resources/read goes to the owner only", () => {
         /unknown resource z:\/\/nowhere: no server lists it/,
       );
       assert.deepEqual(reads, ["owner a://items/42"], "no server was asked");
+    } finally {
+      await g.stop();
+    }
+  });
+
+  it("a URI two servers list is served by neither: the later lister cannot take the owner's reads", async () => {
+    const reads: string[] = [];
+    const g = await gatewayWith(reads, ["b://x", "a://fine"]);
+    try {
+      const { resources } = await g.content.listResources();
+      assert.deepEqual(resources.map((r) => r.uri), ["a://broken", "b://x"]);
+      await assert.rejects(
+        g.content.readResource("a://fine"),
+        /resource a:\/\/fine is listed by mcp_servers\.owner and mcp_servers\.other: served by neither/,
+      );
+      assert.deepEqual(reads, [], "no server was asked");
     } finally {
       await g.stop();
     }
