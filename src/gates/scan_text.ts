@@ -87,13 +87,17 @@ const EXCERPT = 200;
  */
 function identifierWords(folded: string): { words: string; at: number }[] {
   const out: { words: string; at: number }[] = [];
-  for (const m of folded.matchAll(IDENTIFIER)) {
+  for (const m of folded.matchAll(WORD_RUN)) {
+    if (!IDENTIFIER.test(m[0])) continue;
     const words = m[0].replace(/[_-]+/g, " ").replace(/(\p{Ll})(?=\p{Lu})/gu, "$1 ");
-    if (words !== m[0]) out.push({ words, at: m.index! });
+    out.push({ words, at: m.index! });
   }
   return out;
 }
-const IDENTIFIER = /[\p{L}\p{N}]+(?:[_-]+[\p{L}\p{N}]+)+|[\p{L}\p{N}]*\p{Ll}\p{Lu}[\p{L}\p{N}]*/gu;
+/** A run of letters, digits, `_` and `-` (one class: linear, however long the run). */
+const WORD_RUN = /[\p{L}\p{N}_-]+/gu;
+/** A run that is an identifier of several words: joined by `_` or `-`, or camelCase. */
+const IDENTIFIER = /[\p{L}\p{N}][_-]+[\p{L}\p{N}]|\p{Ll}\p{Lu}/u;
 
 export function scanText(where: string, text: string | undefined): ScanFinding[] {
   if (!text) return [];
