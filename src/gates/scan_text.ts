@@ -7,9 +7,10 @@
  * characters outside emoji and script joins, soft hyphens, selector runs). Phrasing is matched
  * after hidden characters are removed and look-alikes folded (confusables.ts: NFKC for fullwidth
  * forms, diacritics, Cyrillic, Greek, Armenian and other homoglyphs, small capitals), so
- * `ig\u00ADnore`, `іgnore`, `ｉｇｎｏｒｅ` and `ɪɢɴᴏʀᴇ` read `ignore`, in the text and in each
- * identifier read as words (`IGNORE_ALL_PREVIOUS_INSTRUCTIONS`, `ignorePreviousRules`). Findings
- * are reported, never blocking. Pure.
+ * `ig\u00ADnore`, `іgnore`, `ｉｇｎｏｒｅ` and `ɪɢɴᴏʀᴇ` read `ignore`, in the text, in it without
+ * markdown emphasis inside words (`ig**no**re`) and in each identifier read as words
+ * (`IGNORE_ALL_PREVIOUS_INSTRUCTIONS`, `ignorePreviousRules`). Findings are reported, never
+ * blocking. Pure.
  */
 import { terminalSafe } from "./terminal_text.ts";
 import { findHidden, foldForMatching, HIDDEN_NAMES } from "./unicode.ts";
@@ -99,16 +100,40 @@ const WORD_RUN = /[\p{L}\p{N}_-]+/gu;
 /** A run that is an identifier of several words: joined by `_` or `-`, or camelCase. */
 const IDENTIFIER = /[\p{L}\p{N}][_-]+[\p{L}\p{N}]|\p{Ll}\p{Lu}/u;
 
+/** Markdown emphasis inside a word (`ig**no**re`, `e*x*ec`, `in~~struc~~tions`). */
+const EMPHASIS_IN_WORD = /(?<=[\p{L}\p{N}])[*~`]+(?=[\p{L}\p{N}])/gu;
+
+/** The folded text with emphasis inside words taken out, when there is any: a model reads past it. */
+function withoutEmphasis(folded: string, origin: number[]): { folded: string; origin: number[] }[] {
+  const kept: [number, number][] = [];
+  let last = 0;
+  for (const m of folded.matchAll(EMPHASIS_IN_WORD)) {
+    kept.push([last, m.index]);
+    last = m.index + m[0].length;
+  }
+  if (!last) return [];
+  kept.push([last, folded.length]);
+  const at: number[] = [];
+  for (const [from, to] of kept) for (let i = from; i < to; i++) at.push(origin[i]);
+  return [{ folded: kept.map(([from, to]) => folded.slice(from, to)).join(""), origin: at }];
+}
+
 export function scanText(where: string, text: string | undefined): ScanFinding[] {
   if (!text) return [];
   const out: ScanFinding[] = [];
   const hit = (rule: string, index: number) => out.push({ where, rule, excerpt: excerpt(text, index) });
   const { folded, origin } = foldForMatching(text);
   const identifiers = identifierWords(folded);
-  /** The first match of `re` in the text, or else in one of its identifiers read as words. */
+  const texts = [{ folded, origin }, ...withoutEmphasis(folded, origin)];
+  /**
+   * The first match of `re` in the text (as written, then without emphasis inside words), or else
+   * in one of its identifiers read as words.
+   */
   const find = (re: RegExp): { match: string; index: number } | undefined => {
-    const m = re.exec(folded);
-    if (m) return { match: m[0], index: origin[m.index] ?? 0 };
+    for (const t of texts) {
+      const m = re.exec(t.folded);
+      if (m) return { match: m[0], index: t.origin[m.index] ?? 0 };
+    }
     for (const id of identifiers) {
       const w = re.exec(id.words);
       if (w) return { match: w[0], index: origin[id.at] ?? 0 };
