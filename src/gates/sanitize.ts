@@ -4,11 +4,12 @@
  * string and object key (unicode.ts: TAG characters, bidi controls, zero-width characters, soft
  * hyphens, selector runs; emoji flag and ZWJ sequences and the bidi marks right-to-left text needs
  * are kept), protocol-reserved and hermit's own `_meta` keys dropped, credential-like text and a
- * URL's `user:password@` redacted in every string of an error, every string and key capped at
+ * URL's `user:password@` redacted in every string of an error (`redact.ts`), every string and key capped at
  * 2,000,000 characters, binaries at 50 MiB. Pure: a value in, a cleaned copy out.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { stripHidden } from "./unicode.ts";
+import { redactCredentials } from "./redact.ts";
 
 export { stripHidden } from "./unicode.ts";
 
@@ -42,31 +43,6 @@ export function filterMeta(meta: unknown): Record<string, unknown> | undefined {
     !isReservedMetaKey(k) && !k.toLowerCase().startsWith(HERMIT_META_PREFIX)
   );
   return kept.length ? Object.fromEntries(kept) : undefined;
-}
-
-/**
- * Hermes's `_CREDENTIAL_PATTERN`, plus common cloud and chat tokens. Each alternative must start a
- * word (`disk-full` and `monkey=1` are not credentials; `api_key=…` and `"sk-…"` are).
- */
-const CREDENTIAL_PATTERN = new RegExp(
-  String.raw`(?<![A-Za-z0-9])(?:` + [
-    String.raw`ghp_[A-Za-z0-9_]{1,255}`,
-    String.raw`gh[ousr]_[A-Za-z0-9_]{20,255}`,
-    String.raw`github_pat_[A-Za-z0-9_]{20,255}`,
-    String.raw`sk-[A-Za-z0-9_-](?:\.?[A-Za-z0-9_-]){0,254}`,
-    String.raw`Bearer\s+\S+`,
-    String.raw`(?:token|key|API_KEY|password|secret)=[^\s&,;"']{1,255}`,
-    String.raw`AKIA[0-9A-Z]{16}`,
-    String.raw`xox[abprs]-[A-Za-z0-9-]{10,255}`,
-  ].join("|") + ")",
-  "gi",
-);
-
-/** The userinfo of a URL (`scheme://user:password@host`, or a long token alone before `@`). */
-const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)(?:[^\s/?#@:]*:[^\s/?#@]*|[^\s/?#@:]{16,})@/gi;
-
-export function redactCredentials(s: string): string {
-  return s.replace(URL_USERINFO, "$1[REDACTED]@").replace(CREDENTIAL_PATTERN, "[REDACTED]");
 }
 
 export function capText(s: string, max = MAX_TEXT_CHARS): string {

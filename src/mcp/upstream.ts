@@ -17,7 +17,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { messageOf } from "../errors.ts";
-import { redactCredentials } from "../gates/sanitize.ts";
+import { redactCredentials } from "../gates/redact.ts";
 import { log } from "../log.ts";
 import type { Upstream } from "../manifest/types.ts";
 import type { CacheEntry } from "./schema_cache.ts";

@@ -9,7 +9,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
-import { redactCredentials } from "../gates/sanitize.ts";
+import { redactCredentials } from "../gates/redact.ts";
 import type { Upstream } from "../manifest/types.ts";
 import type { GroupStdioTransport } from "./stdio_transport.ts";
 import { classifyFailure, type Link, type openLink } from "./upstream_client.ts";

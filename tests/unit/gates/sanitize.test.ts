@@ -12,13 +12,13 @@ import {
   isReservedMetaKey,
   MAX_BLOB_CHARS,
   MAX_TEXT_CHARS,
-  redactCredentials,
   sanitizeContents,
   sanitizeErrorMessage,
   sanitizeResult,
   sanitizeValue,
   stripHidden,
 } from "../../../src/gates/sanitize.ts";
+import { redactCredentials } from "../../../src/gates/redact.ts";
 import { defaultIgnorables } from "../../helpers/default_ignorable.ts";
 
 const tags = (s: string) => [...s].map((c) => String.fromCodePoint(0xE0000 + c.codePointAt(0)!)).join("");
