@@ -195,23 +195,31 @@ function otherFields(o: object, handled: string[], clean: Clean): Record<string,
 }
 
 const NOT_BASE64 = /[^A-Za-z0-9+/=]/;
+/** MIME's wrapping (RFC 2045, Python's `encodebytes`): lines of base64, each ended by one break. */
+const WRAPPED_BASE64 = /^(?:[A-Za-z0-9+/=]+\r?\n)*[A-Za-z0-9+/=]*$/;
 
 /**
- * Base64 as RFC 4648 writes it, what `data` and `blob` are: its alphabet, no line breaks, padding
- * optional but only at the end (about 15 ms for 10 MB; an anchored pattern is 5 times slower in V8).
+ * Base64 as RFC 4648 writes it, what `data` and `blob` are: its alphabet, padding optional but only
+ * at the end (about 15 ms for 10 MB; an anchored pattern is 5 times slower in V8); MIME's
+ * line-wrapped form is taken unwrapped. The base64 to pass on, or undefined when it is none.
  */
-function isBase64(s: string): boolean {
-  if (NOT_BASE64.test(s)) return false;
+function base64Of(s: string): string | undefined {
+  if (NOT_BASE64.test(s)) {
+    if (!WRAPPED_BASE64.test(s)) return undefined;
+    s = s.replace(/\r?\n/g, "");
+  }
   const pad = s.indexOf("=");
-  return pad < 0 ? s.length % 4 !== 1 : s.length % 4 === 0 && pad >= s.length - 2 && s.endsWith("=");
+  const ok = pad < 0 ? s.length % 4 !== 1 : s.length % 4 === 0 && pad >= s.length - 2 && s.endsWith("=");
+  return ok ? s : undefined;
 }
 
-/** Why a block's `data` or `blob` is not passed on (over the cap, or not base64); undefined when it is. */
-function payloadRefusal(key: string, value: string): string | undefined {
+/** A block's `data` or `blob` to pass on, or why not (over the cap, or not base64). */
+function payloadOf(key: string, value: string): { ok: string } | { refused: string } {
   if (value.length > MAX_BLOB_CHARS) {
-    return `of ${value.length} base64 characters dropped by hermit: over the size cap`;
+    return { refused: `of ${value.length} base64 characters dropped by hermit: over the size cap` };
   }
-  if (!isBase64(value)) return `dropped by hermit: its ${key} is not base64`;
+  const b64 = base64Of(value);
+  return b64 === undefined ? { refused: `dropped by hermit: its ${key} is not base64` } : { ok: b64 };
 }
 
 /**
@@ -224,16 +232,16 @@ function cleanBlock(block: Block, clean: Clean, embedded = false): Block {
   for (const [key, value] of cleanKeys(block, clean)) {
     if (key === "_meta") continue;
     if ((key === "data" || key === "blob") && typeof value === "string") {
-      const refused = payloadRefusal(key, value);
-      if (refused) {
+      const payload = payloadOf(key, value);
+      if ("refused" in payload) {
         const kind = typeof block.type === "string" ? cleanString(block.type, clean) : "content";
-        const notice = `[${kind} ${refused}]`;
+        const notice = `[${kind} ${payload.refused}]`;
         // resource contents keep their uri (an embedded resource or a resources/read item)
         return "uri" in block
           ? { uri: cleanDeep(block.uri, false, clean), mimeType: "text/plain", text: notice }
           : { type: "text", text: notice };
       }
-      b.push([key, value]);
+      b.push([key, payload.ok]);
     } else if (
       key === "resource" && !embedded && value && typeof value === "object" && !Array.isArray(value)
     ) {
