@@ -202,6 +202,8 @@ const ENV_DIR_SECRETS: [string, string, string][] = [
   ["HF_HOME", "token", "Hugging Face token"],
   ["HF_HOME", "stored_tokens", "Hugging Face tokens"],
   ["KAGGLE_CONFIG_DIR", "kaggle.json", "Kaggle API key"],
+  // where Podman, Buildah and Skopeo keep registry logins first (~/.config's is the fallback)
+  ["XDG_RUNTIME_DIR", "containers/auth.json", "Podman registry logins"],
 ];
 
 /** Variables that move a tool's credentials elsewhere; the place they name is protected too. */
@@ -210,6 +212,7 @@ const ENV_SECRETS: [string, string][] = [
   ["AWS_CONFIG_FILE", "AWS configuration"],
   ["KUBECONFIG", "Kubernetes credentials"],
   ["DOCKER_CONFIG", "container registry logins"],
+  ["REGISTRY_AUTH_FILE", "container registry logins (Podman, Buildah, Skopeo)"],
   ["GNUPGHOME", "GPG keys"],
   ["PASSWORD_STORE_DIR", "pass password store"],
   ["CLOUDSDK_CONFIG", "Google Cloud credentials"],

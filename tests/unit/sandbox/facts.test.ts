@@ -97,6 +97,22 @@ describe("default secrets", () => {
     for (const p of ["/hf/token", "/hf/stored_tokens", "/kg/kaggle.json"]) assert.ok(moved.includes(p), p);
   });
 
+  it("cover Podman's registry logins where Podman keeps them first: the runtime directory, REGISTRY_AUTH_FILE", () => {
+    const at = defaultSecrets("linux", "/home/u", {
+      XDG_RUNTIME_DIR: "/run/user/1000",
+      REGISTRY_AUTH_FILE: "/srv/auth.json",
+    }).map((x) => x.path);
+    for (
+      const p of [
+        "/run/user/1000/containers/auth.json",
+        "/srv/auth.json",
+        "/home/u/.config/containers/auth.json",
+      ]
+    ) {
+      assert.ok(at.includes(p), p);
+    }
+  });
+
   it("cover the agent hosts' MCP configs, where other servers' tokens are written (env: GITHUB_TOKEN …)", () => {
     for (
       const p of [
