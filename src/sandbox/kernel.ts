@@ -55,7 +55,8 @@ export function installSeccomp(c: Libc, mode: SeccompNet): string | undefined {
 
 /**
  * Rule paths as the kernel sees them: globs expanded, symlinks resolved, missing paths left out,
- * and a socket to hide left out where another rule re-opens the same file.
+ * a declared `deny_read:` that is a socket or a directory marked to be hidden as the host's
+ * sockets are, and a socket to hide left out where another rule re-opens the same file.
  */
 export function expandRules(rules: readonly FsRule[]): FsRule[] {
   const out: FsRule[] = [];
@@ -69,7 +70,13 @@ export function expandRules(rules: readonly FsRule[]): FsRule[] {
   for (const r of rules) {
     for (const p of expandGlob(r.path, list)) {
       try {
-        out.push({ ...r, path: realpathSync(p) });
+        const real = realpathSync(p);
+        out.push(
+          r.declaredDeny && !r.socket && holdsSockets(real) ? { ...r, path: real, socket: true } : {
+            ...r,
+            path: real,
+          },
+        );
       } catch {
         // does not exist: nothing to grant, nothing to protect
       }
@@ -78,6 +85,16 @@ export function expandRules(rules: readonly FsRule[]): FsRule[] {
   // a socket re-opened by another of its names (`/var/run/docker.sock`, a link to `/run`) stays open
   const reopened = new Set(out.filter((r) => r.level !== "deny").map((r) => r.path));
   return out.filter((r) => !(r.socket && reopened.has(r.path)));
+}
+
+/** A socket, or a directory (which may hold one): what Landlock cannot close to `connect()`. */
+function holdsSockets(p: string): boolean {
+  try {
+    const st = statSync(p);
+    return st.isSocket() || st.isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 export const fsView = {

@@ -78,6 +78,11 @@ export interface FsRule {
    * wherever a mount namespace can be made.
    */
   socket?: boolean;
+  /**
+   * A `deny_read:` the adapter declared: a socket or a directory there (which may hold one) is
+   * hidden by a mount too (`expandRules` marks it `socket`); a file stays Landlock's (EACCES).
+   */
+  declaredDeny?: boolean;
 }
 
 export interface Entry {

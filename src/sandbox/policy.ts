@@ -264,6 +264,7 @@ export function resolvePolicy(entry: Entry, ctx: PolicyContext): Policy {
       level: r.level,
       ...(!r.declared && policyFiles.includes(p) ? { soft: true } : {}),
       ...(r.level === "deny" && sockets.includes(p) ? { socket: true } : {}),
+      ...(r.level === "deny" && r.declared ? { declaredDeny: true } : {}),
       ...(!r.declared && r.level === "read" && runsLater.includes(p) && !policyFiles.includes(p)
         ? { soft: true, quiet: true }
         : {}),

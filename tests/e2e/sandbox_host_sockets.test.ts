@@ -143,6 +143,18 @@ describe("the host's sockets, from confined entries", { skip: kernel.skip }, () 
     }
   });
 
+  it("a declared deny_read: hides a socket the list does not name, by its path or a directory", async () => {
+    const db = path.join(tmp.path, "pg", ".s.PGSQL.5432");
+    const cache = path.join(tmp.path, "cache", "daemon.sock");
+    await listen(db);
+    await listen(cache);
+    const sandbox = `{ deny_read: ["${path.dirname(db)}", "${cache}"] }`;
+    const got = await dial(adapter("denied", sandbox), [db, cache, other]);
+    assert.notEqual(got[db], "connected", JSON.stringify(got));
+    assert.notEqual(got[cache], "connected", JSON.stringify(got));
+    assert.equal(got[other], "connected", JSON.stringify(got));
+  });
+
   it("control: with sandbox: off each answers", async () => {
     const mine = [...Object.values(ours), other, ...made.keys()];
     const got = await dial(adapter("control", "off"), mine);
