@@ -1,12 +1,12 @@
 /**
  * Gate 3, the description scan's rules over one text (a description, a title, a name, a default,
- * the server's `initialize.instructions`; scan.ts finds the texts): prompt-injection phrasing (Hermes's ten patterns,
- * pattern 1 widened to its paraphrase family, pattern 4 to the start of a line or sentence,
- * pattern 6 narrowed to concealment from the user), further concealment phrasing, and hidden
- * Unicode (unicode.ts: TAG characters outside emoji flags, bidi controls and marks, zero-width
- * characters outside emoji and script joins, soft hyphens, selector runs). Phrasing is matched
- * after hidden characters are removed and look-alikes folded (confusables.ts: NFKC for fullwidth
- * forms, diacritics, Cyrillic, Greek, Armenian and other homoglyphs, small capitals), so
+ * the server's `initialize.instructions`; scan.ts finds the texts): prompt-injection phrasing
+ * (Hermes's ten patterns, pattern 1 widened to its paraphrase family, pattern 4 to the start of a
+ * line or sentence, pattern 6 narrowed to concealment from the user), further concealment phrasing,
+ * and hidden Unicode (unicode.ts: TAG characters outside emoji flags, bidi controls and marks,
+ * zero-width characters outside emoji and script joins, soft hyphens, selector runs). Phrasing is
+ * matched after hidden characters are removed and look-alikes folded (confusables.ts: NFKC for
+ * fullwidth forms, diacritics, Cyrillic, Greek, Armenian and other homoglyphs, small capitals), so
  * `ig\u00ADnore`, `іgnore`, `ｉｇｎｏｒｅ` and `ɪɢɴᴏʀᴇ` read `ignore`, in the text, in it without
  * markdown emphasis inside words (`ig**no**re`) and in each identifier read as words
  * (`IGNORE_ALL_PREVIOUS_INSTRUCTIONS`, `ignorePreviousRules`). Findings are reported, never

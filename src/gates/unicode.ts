@@ -31,9 +31,10 @@
  * never Latin, Cyrillic or Greek), one variation selector right after a character (❤️; a
  * U+E0100–E01EF selector only after a Han ideograph; a Mongolian one only after a Mongolian
  * letter), a combining grapheme joiner before a combining mark, a Hangul filler that makes a
- * syllable with the jamo beside it, a hieroglyph format control after a hieroglyph. Runs of selectors ("emoji smuggling") are hidden. Also the
- * text the scan matches its phrasing against: hidden characters removed, soft hyphens and joiners
- * dropped wherever they stand, look-alikes folded to ASCII (confusables.ts). Pure.
+ * syllable with the jamo beside it, a hieroglyph format control after a hieroglyph. Runs of
+ * selectors ("emoji smuggling") are hidden. Also the text the scan matches its phrasing against:
+ * hidden characters removed, soft hyphens and joiners dropped wherever they stand, look-alikes
+ * folded to ASCII (confusables.ts). Pure.
  */
 
 import { foldChar } from "./confusables.ts";

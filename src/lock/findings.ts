@@ -1,12 +1,12 @@
 /**
  * Gate 9 as `check` findings. Static: whether the adapter has a usable hermit.lock (and, without
- * one, the recommendation to make one), entries the manifest no longer has or does not have yet
- * and those whose launch is not the one the lock holds (neither starts),
- * and package runner entries (`npx`, `npm exec`, `pnpm dlx`, `yarn dlx`, `bunx`, `uvx`, `uv tool
- * run`, `pipx run`, `deno run npm:…`) that name no exact version and are not pinned by the lock, or whose package hermit cannot
- * tell (an option it does not know, a runner started through `env` or a shell). Live
- * (when the health rule found tools missing): the adapter's servers started at their locked
- * versions and compared with the lock, each changed tool shown as a diff.
+ * one, the recommendation to make one), entries the manifest no longer has or does not have yet and
+ * those whose launch is not the one the lock holds (neither starts), and package runner entries
+ * (`npx`, `npm exec`, `pnpm dlx`, `yarn dlx`, `bunx`, `uvx`, `uv tool run`, `pipx run`, `deno run
+ * npm:…`) that name no exact version and are not pinned by the lock, or whose package hermit cannot
+ * tell (an option it does not know, a runner started through `env` or a shell). Live (when the
+ * health rule found tools missing): the adapter's servers started at their locked versions and
+ * compared with the lock, each changed tool shown as a diff.
  */
 import process from "node:process";
 import type { Finding } from "../check/static.ts";

@@ -1,9 +1,10 @@
 /**
  * Whether what an upstream entry launches is what hermit.lock holds for it: the same package (by
  * registry and name: the lock pins its version; an exact version in hermit.yaml, which runs as
- * written, must be the locked one), the same command line as written, or the same URL. The lock's hashes cover the tools only, so without this a hostile edit to hermit.yaml could
- * point a locked server at other code offering the same definitions, or one to hermit.lock could
- * drop the package it pins; neither then starts. Pure.
+ * written, must be the locked one), the same command line as written, or the same URL. The lock's
+ * hashes cover the tools only, so without this a hostile edit to hermit.yaml could point a locked
+ * server at other code offering the same definitions, or one to hermit.lock could drop the package
+ * it pins; neither then starts. Pure.
  */
 import { escapeUnseen } from "../gates/approval_text.ts";
 import type { Upstream } from "../manifest/types.ts";

@@ -5,11 +5,12 @@
  * the package name, the version asked for (if any) and whether that is one exact version; or why
  * it cannot be pinned: a path or URL, several packages, an option hermit does not know before a
  * bare word (it may take that word as its value, so which package runs is unclear), a runner
- * started through another command (`env npx`, `sh -c "npx …"`), which hermit does not read. And
- * the pin: the same arguments with the package spec rewritten to the locked version (`pkg` →
+ * started through another command (`env npx`, `sh -c "npx …"`), which hermit does not read. And the
+ * pin: the same arguments with the package spec rewritten to the locked version (`pkg` →
  * `pkg@1.2.3`, `npm:pkg` → `npm:pkg@1.2.3`; after `--from`, `--spec` and for `pipx run`,
- * `pkg==1.2.3`; each `uvx --with` package, `pkg==1.2.3`), which is what hermit spawns, never what it writes into the user's manifest. A
- * locked package pins by its registry and name, whichever runner recorded it. Pure.
+ * `pkg==1.2.3`; each `uvx --with` package, `pkg==1.2.3`), which is what hermit spawns, never what
+ * it writes into the user's manifest. A locked package pins by its registry and name, whichever
+ * runner recorded it. Pure.
  */
 import { baseName, type Dialect, HOSTS, OPTIONS, scan, type Spec } from "./runner_options.ts";
 import type { LockedPackage, Registry, Runner } from "./types.ts";
