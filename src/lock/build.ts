@@ -9,6 +9,7 @@ import type { Upstream } from "../manifest/types.ts";
 import { definitionOf, hashDefinition, type ToolDefinition } from "./definition.ts";
 import { own, setOwn } from "../platform/own.ts";
 import { isPinnable, packageOf } from "./packages.ts";
+import { registrySettings } from "./registry.ts";
 import type { Lock, LockedPackage, LockedServer } from "./types.ts";
 import { LOCK_FORMAT } from "./types.ts";
 import type { LiveTool } from "./verdict.ts";
@@ -22,6 +23,8 @@ export interface LiveServer {
   version?: string;
   /** uv: the version of each package `--with` added that ran, by name. */
   extras?: Record<string, string>;
+  /** The registry settings it ran with (`entryRegistry`: its env, options and project files). */
+  registry?: string[];
 }
 
 export function lockEntry(s: LiveServer): LockedServer {
@@ -34,6 +37,8 @@ export function lockEntry(s: LiveServer): LockedServer {
     if (version) {
       entry.package = { runner: ref.runner, name: ref.name, version };
       if (s.extras && Object.keys(s.extras).length) entry.package.with = { ...s.extras };
+      const registry = s.registry ?? registrySettings(u.env, u.args);
+      if (registry.length) entry.package.registry = registry;
     } else entry.command = [u.command, ...u.args].join(" ");
   } else entry.command = [u.command, ...u.args].join(" ");
   if (s.serverInfo) entry.server_info = { name: s.serverInfo.name, version: s.serverInfo.version };
@@ -106,7 +111,8 @@ export function compareLocks(prev: Lock | undefined, next: Lock): LockChanges {
 /** A package as words: `uvx srv 1.0.0 (with a 1.2, b 3.4)`. */
 function packageWords(p: LockedPackage): string {
   const extras = Object.keys(p.with ?? {}).sort().map((n) => `${n} ${p.with![n]}`);
-  return `${p.runner} ${p.name} ${p.version}${extras.length ? ` (with ${extras.join(", ")})` : ""}`;
+  const from = p.registry?.length ? ` from ${p.registry.join(", ")}` : "";
+  return `${p.runner} ${p.name} ${p.version}${extras.length ? ` (with ${extras.join(", ")})` : ""}${from}`;
 }
 
 function describe(s: LockedServer): string[] {

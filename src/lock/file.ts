@@ -117,7 +117,8 @@ export function parseLock(text: string): { lock: Lock } | { why: string } {
       return { why: `${at}.package must be { runner: ${RUNNERS.join("|")}, name, version }` };
     }
     const bad = pkg &&
-      (badPackage(pkg as unknown as LockedPackage) ?? badExtras(pkg as Record<string, unknown>));
+      (badPackage(pkg as unknown as LockedPackage) ?? badExtras(pkg as Record<string, unknown>) ??
+        badRegistry((pkg as Record<string, unknown>).registry));
     if (bad) return { why: `${at}.package.${bad}` };
     for (const key of ["url", "command"] as const) {
       if (s[key] !== undefined && typeof s[key] !== "string") return { why: `${at}.${key} must be a string` };
@@ -151,6 +152,7 @@ export function parseLock(text: string): { lock: Lock } | { why: string } {
             name: locked.name,
             version: locked.version,
             ...(locked.with ? { with: extrasOf(locked.with) } : {}),
+            ...(locked.registry ? { registry: [...locked.registry] } : {}),
           },
         }
         : {}),
@@ -205,6 +207,13 @@ function badExtras(p: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
+/** `registry`: a list of `SETTING=url` strings (what the entry's env and options said). */
+function badRegistry(v: unknown): string | undefined {
+  const ok = v === undefined ||
+    (Array.isArray(v) && v.every((s) => typeof s === "string" && /^[^=\s]+=/.test(s)));
+  return ok ? undefined : "registry must be a list of SETTING=url";
+}
+
 function extrasOf(raw: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, version] of Object.entries(raw)) setOwn(out, name, version);
@@ -235,6 +244,7 @@ export function renderLock(lock: Lock): string {
                 name: s.package.name,
                 version: s.package.version,
                 ...(s.package.with ? { with: sortDeep(s.package.with) } : {}),
+                ...(s.package.registry?.length ? { registry: [...s.package.registry].sort() } : {}),
               },
             }
             : {}),

@@ -66,7 +66,7 @@ export function lockStaticFindings(m: Manifest): Finding[] {
     }
     for (const u of upstreams) {
       const entry = own(servers, u.name);
-      const mismatch = entry && launchMismatch(u, entry);
+      const mismatch = entry && launchMismatch(u, entry, m.dir);
       if (!entry) {
         add(
           "problem",

@@ -58,7 +58,7 @@ export class LockGate {
     if (this.#mode === "off" || this.#state.kind === "none") return undefined;
     const why = this.#state.kind === "invalid"
       ? this.#unusable(this.#state.why)
-      : launchMismatch(u, own(this.#state.lock.servers, u.name));
+      : launchMismatch(u, own(this.#state.lock.servers, u.name), this.#dir);
     if (why === undefined) return undefined;
     this.#refused.add(u.name);
     const accept = this.#state.kind === "invalid"
@@ -75,7 +75,7 @@ export class LockGate {
   #allowed(u: Upstream): boolean {
     if (this.#state.kind === "none") return true;
     if (this.#state.kind === "invalid") return false;
-    return launchMismatch(u, own(this.#state.lock.servers, u.name)) === undefined;
+    return launchMismatch(u, own(this.#state.lock.servers, u.name), this.#dir) === undefined;
   }
 
   #unusable(why: string): string {

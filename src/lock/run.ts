@@ -18,6 +18,7 @@ import type { Manifest, Upstream } from "../manifest/types.ts";
 import { startLabel } from "../check/live.ts";
 import { withGateway } from "../mcp/diagnostics.ts";
 import type { LiveUpstream } from "../mcp/gateway.ts";
+import { entryRegistry } from "./registry.ts";
 import { buildLock, compareLocks, type LiveServer, type LockChanges } from "./build.ts";
 import { readLockState } from "./file.ts";
 import { isPinnable, packageOf, type PackageRef, parsePythonSpec, pinHint } from "./packages.ts";
@@ -121,6 +122,7 @@ function liveServer(
     serverInfo: serverInfo ? { name: serverInfo.name, version: serverInfo.version } : undefined,
     version,
     extras,
+    registry: u.kind === "stdio" ? entryRegistry(u, m.dir) : undefined,
   };
 }
 

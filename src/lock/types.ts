@@ -38,6 +38,11 @@ export interface LockedPackage {
   version: string;
   /** uv: the packages `--with` added beside it, by name, and the exact version of each that ran. */
   with?: Record<string, string>;
+  /**
+   * The settings in the entry that point its runner at another registry (`SETTING=url`, sorted;
+   * absent: the default one, as in every lock written before this was recorded).
+   */
+  registry?: string[];
 }
 
 export interface LockedTool {

@@ -13,6 +13,8 @@ import type { Upstream } from "../../../src/manifest/types.ts";
 const stdio = (command: string, args: string[]) =>
   ({ name: "web", kind: "stdio", command, args, enabled: true, env: {} }) as unknown as Upstream;
 const remote = (url: string) => ({ name: "web", kind: "http", url, enabled: true }) as unknown as Upstream;
+/** An adapter directory with no registry files in it. */
+const held = (u: Upstream, e: LockedServer | undefined) => launchMismatch(u, e, "/nonexistent-adapter");
 const pkg: LockedServer = { package: { runner: "npx", name: "@good/srv", version: "1.2.3" }, tools: {} };
 
 describe("the launch hermit.lock holds", () => {
@@ -25,60 +27,60 @@ describe("the launch hermit.lock holds", () => {
         ["pnpm", ["dlx", "@good/srv"]],
         ["deno", ["run", "-A", "npm:@good/srv"]],
       ] as [string, string[]][]
-    ) assert.equal(launchMismatch(stdio(command, args), pkg), undefined, `${command} ${args.join(" ")}`);
+    ) assert.equal(held(stdio(command, args), pkg), undefined, `${command} ${args.join(" ")}`);
   });
 
   it("an exact version in hermit.yaml other than the locked one is a mismatch (it would run as written)", () => {
     assert.equal(
-      launchMismatch(stdio("npx", ["-y", "@good/srv@2.0.0"]), pkg),
+      held(stdio("npx", ["-y", "@good/srv@2.0.0"]), pkg),
       "it asks for @good/srv 2.0.0, not the version hermit.lock holds for it (@good/srv 1.2.3)",
     );
   });
 
   it("another package, an unpinnable launch, a URL or command other than the one held is a mismatch", () => {
     assert.match(
-      launchMismatch(stdio("npx", ["-y", "@evil/srv"]), pkg)!,
+      held(stdio("npx", ["-y", "@evil/srv"]), pkg)!,
       /runs '@evil\/srv', not the package hermit\.lock holds for it \(@good\/srv 1\.2\.3\)/,
     );
     assert.match(
-      launchMismatch(stdio("uvx", ["@good/srv"]), pkg) ?? "",
+      held(stdio("uvx", ["@good/srv"]), pkg) ?? "",
       /not the package/,
       "another registry",
     );
     assert.match(
-      launchMismatch(stdio("sh", ["-c", "npx -y @good/srv"]), pkg)!,
+      held(stdio("sh", ["-c", "npx -y @good/srv"]), pkg)!,
       /runs 'sh -c npx -y @good\/srv'/,
     );
     assert.match(
-      launchMismatch(stdio("node", ["evil.js"]), { command: "node server.js", tools: {} })!,
+      held(stdio("node", ["evil.js"]), { command: "node server.js", tools: {} })!,
       /runs 'node evil\.js', not what hermit\.lock holds for it \('node server\.js'\)/,
     );
     assert.equal(
-      launchMismatch(stdio("node", ["server.js"]), { command: "node server.js", tools: {} }),
+      held(stdio("node", ["server.js"]), { command: "node server.js", tools: {} }),
       undefined,
     );
     assert.match(
-      launchMismatch(remote("https://evil.example/mcp"), { url: "https://good.example/mcp", tools: {} })!,
+      held(remote("https://evil.example/mcp"), { url: "https://good.example/mcp", tools: {} })!,
       /connects to 'https:\/\/evil\.example\/mcp'/,
     );
     assert.equal(
-      launchMismatch(remote("https://good.example/mcp"), { url: "https://good.example/mcp", tools: {} }),
+      held(remote("https://good.example/mcp"), { url: "https://good.example/mcp", tools: {} }),
       undefined,
     );
   });
 
   it("an entry that holds nothing for it, or none at all, is a mismatch; hidden characters are shown", () => {
     assert.equal(
-      launchMismatch(stdio("npx", ["-y", "@good/srv"]), { tools: {} }),
+      held(stdio("npx", ["-y", "@good/srv"]), { tools: {} }),
       "hermit.lock holds no command for it",
     );
     assert.equal(
-      launchMismatch(remote("https://good.example/mcp"), { tools: {} }),
+      held(remote("https://good.example/mcp"), { tools: {} }),
       "hermit.lock holds no url for it",
     );
-    assert.equal(launchMismatch(stdio("node", ["s.js"]), undefined), "it is not in hermit.lock");
+    assert.equal(held(stdio("node", ["s.js"]), undefined), "it is not in hermit.lock");
     assert.doesNotMatch(
-      launchMismatch(stdio("node", ["s\u202e.js"]), { command: "node s.js", tools: {} })!,
+      held(stdio("node", ["s\u202e.js"]), { command: "node s.js", tools: {} })!,
       /\u202e/,
     );
   });
