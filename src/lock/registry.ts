@@ -33,6 +33,9 @@ const OPTIONS = new Set([
   "--extra-index-url",
   "--default-index",
   "--find-links",
+  "--userconfig", // npm: another .npmrc
+  "--globalconfig",
+  "--config-file", // uv: another uv.toml
   "--pip-args",
 ]);
 

@@ -29,7 +29,7 @@ describe("the registry a locked package comes from", () => {
   it("is read from env (any case, scoped, userconfig), options and uv/bun settings; tokens left out", () => {
     assert.deepEqual(
       entryRegistry(
-        entry(["--registry=https://u:tok@evil.example/", "-y", "srv"], {
+        entry(["--registry=https://u:tok@evil.example/", "--userconfig", "x.npmrc", "-y", "srv"], {
           NPM_CONFIG_REGISTRY: "https://a.example/",
           "npm_config_@acme:registry": "https://b.example/",
           npm_config_userconfig: "./other.npmrc",
@@ -41,6 +41,7 @@ describe("the registry a locked package comes from", () => {
       ),
       [
         "--registry=https://evil.example/",
+        "--userconfig=x.npmrc",
         "BUN_CONFIG_REGISTRY=${env:REG}",
         "NPM_CONFIG_REGISTRY=https://a.example/",
         "UV_INDEX_URL=https://c.example/simple",
