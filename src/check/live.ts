@@ -63,7 +63,7 @@ async function startAndCompare(m: Manifest, opts: LiveOptions): Promise<Finding[
     args: [
       ...pre,
       "serve",
-      m.dir,
+      m.file, // the manifest check was given, which need not be DIR/hermit.yaml
       ...(m.serve.lifecycle === "standalone" ? ["--no-warm-start"] : []),
       ...(opts.serveArgs ?? []),
     ],

@@ -96,6 +96,20 @@ mcp_servers:
     assert.deepEqual(rest, [], "the cause is the one finding");
   });
 
+  it("check FILE.yaml starts that manifest, not DIR/hermit.yaml", async () => {
+    const file = path.join(tmp.path, "other-name.yaml");
+    writeFileSync(
+      file,
+      `name: other-name\nexports: { tools: [hi] }\ntools:\n  hi: { description: Says hi, run: [node, -e, "0"], read_only: true }\n`,
+    );
+    const r = await runHermit(["check", file, "--json"]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(
+      live(JSON.parse(r.stdout) as Report)[0].message,
+      /^live: initialize answered in \d+ ms; tools\/list matches/,
+    );
+  });
+
   it("a standalone adapter: checked through the relay, the service it started is stopped; serve --standalone then works", async () => {
     const dir = path.join(tmp.path, "standalone");
     await runHermit(["init", "standalone"], { cwd: tmp.path });
