@@ -27,6 +27,8 @@ export interface LiveOptions {
    * they are in its service); default: what serve said.
    */
   failures?: () => Promise<UpstreamFailure[]>;
+  /** The messages of the findings reported before the start: a refusal among them is not repeated. */
+  reported?: ReadonlySet<string>;
 }
 
 /** Compare what a live server lists with what the manifest exports. Pure. */
@@ -98,7 +100,7 @@ async function startAndCompare(m: Manifest, opts: LiveOptions): Promise<Finding[
       });
     }
     const failures = missing.length && opts.failures ? await opts.failures() : heard.failures;
-    findings.push(...missingToolFindings(m, missing, failures, heard.notServed));
+    findings.push(...missingToolFindings(m, missing, failures, heard.notServed, opts.reported));
     if (extra.length) {
       findings.push({
         level: "problem",

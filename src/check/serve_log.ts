@@ -54,13 +54,15 @@ export class ServeLog {
 /**
  * Findings for exported tools that are not served: each failed upstream with the tools it leaves
  * out is one problem (a failed upstream that leaves nothing out is a warning); a tool no failure
- * explains is a problem of its own, with the reason serve gave.
+ * explains is a problem of its own, with the reason serve gave. A failure whose reason is one of
+ * the `reported` findings (a refusal check found before the start) is not said again.
  */
 export function missingToolFindings(
   m: Manifest,
   missing: readonly string[],
   failures: readonly UpstreamFailure[],
   notServed: ReadonlyMap<string, string> = new Map(),
+  reported: ReadonlySet<string> = new Set(),
 ): Finding[] {
   const sources = exportSources(m);
   const explained = new Set<string>();
@@ -70,6 +72,17 @@ export function missingToolFindings(
       (sources.get(t) ?? []).some((s) => s.kind === "upstream" && s.server === f.server)
     );
     for (const t of tools) explained.add(t);
+    if (reported.has(f.reason)) {
+      // refused before it started (cleartext credentials, the sandbox): a problem above already
+      if (tools.length) {
+        out.push({
+          level: "problem",
+          area: "health",
+          message: `live: not served, as mcp_servers.${f.server} was refused (above): ${tools.join(", ")}`,
+        });
+      }
+      continue;
+    }
     out.push({
       level: tools.length ? "problem" : "warning",
       area: "health",

@@ -43,7 +43,7 @@ export function registerCheck(program: Command, setExit: SetExit): void {
         ...sandboxFindings(loaded.manifest),
       ];
       if (!opts.static) {
-        const live = { timeoutMs: opts.timeout * 1000 };
+        const live = { timeoutMs: opts.timeout * 1000, reported: new Set(findings.map((f) => f.message)) };
         if (loaded.manifest.serve.lifecycle === "standalone") {
           const { standaloneFindings } = await import("../check/standalone.ts");
           findings.push(...await standaloneFindings(loaded.manifest, live));

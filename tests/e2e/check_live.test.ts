@@ -5,7 +5,7 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { runHermit } from "../helpers/hermit.ts";
 import { alive, Reaper } from "../helpers/procs.ts";
@@ -94,6 +94,33 @@ mcp_servers:
     assert.equal(cause.level, "problem");
     assert.match(cause.message, /^live: mcp_servers\.gone could not be started: .+; not served: anything$/);
     assert.deepEqual(rest, [], "the cause is the one finding");
+  });
+
+  it("a server refused before it starts is one problem, not a live warning too", async () => {
+    const dir = path.join(tmp.path, "cleartext");
+    mkdirSync(dir, { recursive: true });
+    const manifest = (exported: string) =>
+      `name: cleartext
+exports: { tools: [${exported}] }
+tools:
+  local: { description: A command tool, run: [node, -e, "0"], read_only: true }
+mcp_servers:
+  remote: { url: "http://example.com/mcp", headers: { Authorization: "Bearer abc" } }
+`;
+    writeFileSync(path.join(dir, "hermit.yaml"), manifest("local"));
+    const once = JSON.parse((await runHermit(["check", dir, "--json"])).stdout) as Report;
+    const about = (r: Report) => r.findings.filter((f) => f.message.includes("mcp_servers.remote"));
+    assert.deepEqual(
+      about(once).map((f) => [f.level, f.area]),
+      [["problem", "screening"]],
+      JSON.stringify(once),
+    );
+    writeFileSync(path.join(dir, "hermit.yaml"), manifest("local, remote_tool"));
+    const left = JSON.parse((await runHermit(["check", dir, "--json"])).stdout) as Report;
+    assert.deepEqual(about(left).slice(1).map((f) => [f.level, f.message]), [[
+      "problem",
+      "live: not served, as mcp_servers.remote was refused (above): remote_tool",
+    ]]);
   });
 
   it("check FILE.yaml starts that manifest, not DIR/hermit.yaml", async () => {
