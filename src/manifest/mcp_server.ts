@@ -180,6 +180,7 @@ function upstream(
       scope: u.oauth?.scope,
       redirectPort: u.oauth?.redirect_port,
       clientName: u.oauth?.client_name,
+      issuer: u.oauth?.issuer,
     },
     sampling: {
       enabled: s.enabled ?? DEFAULTS.sampling.enabled,

@@ -86,6 +86,9 @@ const oauthSchema = z.strictObject({
   scope: str("a string").optional(),
   redirect_port: port(1).optional(),
   client_name: str("a string").optional(),
+  issuer: str("the authorization server's URL, e.g. issuer: https://login.example.com")
+    .refine((v) => /^https?:\/\/[^/]/.test(v), "must be an https URL, e.g. issuer: https://login.example.com")
+    .optional(),
 }, mapping("OAuth fields, e.g. oauth: { scope: read }"));
 
 export const upstreamSchema = z.strictObject({

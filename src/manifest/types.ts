@@ -116,6 +116,8 @@ export interface Upstream {
     scope?: string;
     redirectPort?: number;
     clientName?: string;
+    /** The authorization server login and refresh must find (else the first login's is kept). */
+    issuer?: string;
   };
   sampling: SamplingPolicy;
   elicitation: { enabled: boolean; timeoutSeconds: number };

@@ -7,16 +7,19 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
-import { hermitBin, runHermit } from "../helpers/hermit.ts";
-import { control as controlOf, type Fixture, startFixture } from "../helpers/oauth_fixture.ts";
+import { runHermit } from "../helpers/hermit.ts";
+import {
+  control as controlOf,
+  type Fixture,
+  loginPlaying,
+  type Play,
+  startFixture,
+} from "../helpers/oauth_fixture.ts";
 import { Reaper, waitFor } from "../helpers/procs.ts";
 import { tempDir } from "../helpers/tmp.ts";
-
-type Play = (url: string, redirect: string, answer: (line: string) => void) => Promise<void>;
 
 /** The authorization server's redirect for `url` (a browser that approves at once). */
 async function approve(url: string): Promise<string> {
@@ -44,27 +47,7 @@ describe(
     let env: Record<string, string>;
     const control = (body?: Record<string, unknown>) => controlOf(fx, body);
 
-    /** Run `hermit login`; once it prints the authorization URL, `play` answers it (unless it exits first). */
-    async function login(play: Play) {
-      const child = spawn(hermitBin(), ["login", dir, "remote", "--timeout", "60"], { env, stdio: "pipe" });
-      reaper.track(child.pid);
-      let stdout = "";
-      let stderr = "";
-      child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
-      child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
-      let exited = false;
-      const code = new Promise<number | null>((r) => child.on("close", (c) => (exited = true, r(c))));
-      const url = await waitFor(() => exited ? "exited" : /^ {2}(http\S+)$/m.exec(stderr)?.[1], {
-        timeoutMs: 30_000,
-        what: () => `the authorization URL (stderr: ${stderr})`,
-      });
-      if (url !== "exited") {
-        await play(url, new URL(url).searchParams.get("redirect_uri")!, (line) => child.stdin.write(line));
-      }
-      const result = { code: await code, stdout, stderr };
-      child.stdin.end();
-      return result;
-    }
+    const login = (play: Play) => loginPlaying(dir, env, reaper, play);
 
     before(async () => {
       fx = await startFixture(reaper);

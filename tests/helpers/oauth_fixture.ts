@@ -90,3 +90,32 @@ export async function control(
   };
   return await (await fetch(fx.control, body ? post : {})).json() as Record<string, number | string | null>;
 }
+
+export type Play = (url: string, redirect: string, answer: (line: string) => void) => Promise<void>;
+
+/** Run `hermit login`; once it prints the authorization URL, `play` answers it (unless it exits first). */
+export async function loginPlaying(
+  dir: string,
+  env: Record<string, string>,
+  reaper: Reaper,
+  play: Play,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(hermitBin(), ["login", dir, "remote", "--timeout", "60"], { env, stdio: "pipe" });
+  reaper.track(child.pid);
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
+  child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+  let exited = false;
+  const code = new Promise<number | null>((r) => child.on("close", (c) => (exited = true, r(c))));
+  const url = await waitFor(() => exited ? "exited" : /^ {2}(http\S+)$/m.exec(stderr)?.[1], {
+    timeoutMs: 30_000,
+    what: () => `the authorization URL (stderr: ${stderr})`,
+  });
+  if (url !== "exited") {
+    await play(url, new URL(url).searchParams.get("redirect_uri")!, (line) => child.stdin.write(line));
+  }
+  const result = { code: await code, stdout, stderr };
+  child.stdin.end();
+  return result;
+}

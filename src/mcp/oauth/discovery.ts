@@ -7,10 +7,13 @@
  * — an http endpoint only for a loopback issuer (OAuth 2.1 §1.5, the MCP authorization spec). An
  * https endpoint may be on another origin than the issuer: the verified issuer vouches for it
  * over https, and real providers do this (Google's token endpoint is on oauth2.googleapis.com,
- * Cognito's endpoints on amazoncognito.com).
+ * Cognito's endpoints on amazoncognito.com). And it must be the issuer the login is bound to
+ * (`oauth.issuer`, else the stored login's): a client secret, a code or a refresh token never goes
+ * to another one the MCP server's metadata names.
  */
 import type { OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import { isLoopback } from "../../gates/loopback.ts";
+import { shellQuote } from "../../platform/shell_quote.ts";
 import { normalIssuer } from "./client.ts";
 
 /** The authorization server discovery found is not one hermit sends credentials to. */
@@ -45,6 +48,47 @@ export function discoveredAs(issuer: string, at: string): boolean {
     return url && !url.search && !url.hash && url.pathname !== "/" && n.endsWith("/") ? n.slice(0, -1) : n;
   };
   return key(issuer) === key(at);
+}
+
+/** The issuer a login is bound to: `oauth.issuer` when the manifest names one, else the stored login's. */
+export interface BoundIssuer {
+  issuer: string;
+  from: "manifest" | "login";
+}
+
+export function boundIssuer(
+  configured: string | undefined,
+  stored: string | undefined,
+): BoundIssuer | undefined {
+  if (configured) return { issuer: configured, from: "manifest" };
+  return stored ? { issuer: stored, from: "login" } : undefined;
+}
+
+/** How to accept a genuine move of `server`'s authorization server: forget the login, log in again. */
+export function reloginHint(adapterDir: string, server: string): string {
+  const q = `${shellQuote(adapterDir)} ${server}`;
+  return `run 'hermit logout ${q}', then 'hermit login ${q}'`;
+}
+
+/**
+ * Refuses (`UnsafeAuthorizationServer`) an authorization server other than the one the login is
+ * bound to, before anything is sent to it: a client secret, a code or a refresh token only ever
+ * goes to the issuer it belongs to. `relogin` says how to accept a genuine move.
+ */
+export function checkBoundIssuer(
+  found: string,
+  bound: BoundIssuer | undefined,
+  relogin: string,
+  consequence: string,
+): void {
+  if (!bound || discoveredAs(found, bound.issuer)) return;
+  const [was, fix] = bound.from === "manifest"
+    ? [`oauth.issuer names ${bound.issuer}`, `set oauth.issuer to ${found}`]
+    : [`the stored login is from ${bound.issuer}`, relogin];
+  throw new UnsafeAuthorizationServer(
+    `its authorization server is now ${found}, but ${was}; ${consequence}, nothing was sent to ${found} ` +
+      `(if it really moved: ${fix})`,
+  );
 }
 
 const ENDPOINTS = ["authorization_endpoint", "token_endpoint", "registration_endpoint"] as const;

@@ -20,7 +20,7 @@ import { buildTransport, UpstreamRefused } from "../upstream_transport.ts";
 import { type AuthAnswer, type CallbackServer, parsePasted, startCallbackServer } from "./callback.ts";
 import { judgeAnswer, type Verdict } from "./answer.ts";
 import { resolveOAuth } from "./client.ts";
-import { UnsafeAuthorizationServer } from "./discovery.ts";
+import { reloginHint, UnsafeAuthorizationServer } from "./discovery.ts";
 import { LoginOAuthProvider } from "./login_provider.ts";
 import { type OAuthStore, oauthStoreFor } from "./store.ts";
 
@@ -151,7 +151,8 @@ export async function login(
   };
 
   const callback = await listen(oauth.redirectPort, previousPort(store), accept);
-  const p = new LoginOAuthProvider({ store, serverUrl, oauth, redirectUrl: callback.redirectUrl });
+  const relogin = reloginHint(manifest.dir, server);
+  const p = new LoginOAuthProvider({ store, serverUrl, oauth, redirectUrl: callback.redirectUrl, relogin });
   ref.provider = p;
   const open = async (): Promise<Transport> => {
     try {

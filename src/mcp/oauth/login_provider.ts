@@ -14,7 +14,7 @@ import type {
   OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { clientMetadataFor, configuredClient, type OAuthSettings } from "./client.ts";
-import { verifyDiscovery } from "./discovery.ts";
+import { boundIssuer, checkBoundIssuer, verifyDiscovery } from "./discovery.ts";
 import type { OAuthStore } from "./store.ts";
 import { toRecord } from "./store.ts";
 
@@ -23,6 +23,8 @@ export interface LoginProviderOptions {
   serverUrl: string;
   oauth: OAuthSettings;
   redirectUrl: string;
+  /** How to accept a genuine move of the authorization server ("run 'hermit logout …'"). */
+  relogin: string;
   now?: () => number;
 }
 
@@ -90,6 +92,11 @@ export class LoginOAuthProvider implements OAuthClientProvider {
   /** Refuses (throws) an authorization server discovery.ts does not trust, before anything is sent to it. */
   saveDiscoveryState(state: OAuthDiscoveryState): void {
     const verified = verifyDiscovery(state, "not logging in");
+    // bound: the manifest's issuer, else the one this run found first, else the stored login's
+    const bound = this.#o.oauth.issuer || !this.issuer
+      ? boundIssuer(this.#o.oauth.issuer, this.#o.store.readTokens()?.issuer)
+      : { issuer: this.issuer, from: "login" as const };
+    checkBoundIssuer(verified.issuer, bound, this.#o.relogin, "not logging in");
     this.issuer = verified.issuer;
     this.issRequired = verified.issRequired;
     this.#noRegistration = state.authorizationServerMetadata !== undefined &&

@@ -25,7 +25,7 @@ import {
   resolveOAuth,
   sameIssuer,
 } from "./client.ts";
-import { verifyDiscovery } from "./discovery.ts";
+import { boundIssuer, checkBoundIssuer, reloginHint, verifyDiscovery } from "./discovery.ts";
 import { NeedsLogin, RefreshUnavailable } from "./errors.ts";
 import { RefreshGuard, type SharedLogin } from "./refresh_guard.ts";
 import { fromRecord, type OAuthStore, oauthStoreFor, toRecord } from "./store.ts";
@@ -162,7 +162,14 @@ export class RuntimeOAuthProvider implements OAuthClientProvider, SharedLogin {
   saveDiscoveryState(state: OAuthDiscoveryState): void {
     this.guard.transientFailure = undefined; // a new auth pass begins
     this.#issuer = undefined; // until this pass's authorization server is verified
-    this.#issuer = verifyDiscovery(state, "the stored login is not sent to it").issuer;
+    const found = verifyDiscovery(state, "the stored login is not sent to it").issuer;
+    checkBoundIssuer(
+      found,
+      boundIssuer(this.#o.oauth.issuer, this.store.readTokens()?.issuer),
+      reloginHint(this.#o.adapterDir, this.#o.server),
+      "not refreshing",
+    );
+    this.#issuer = found;
   }
 
   /** The SDK asks to forget credentials the server refused; hermit keeps the files (see above). */

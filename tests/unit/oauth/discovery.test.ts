@@ -125,6 +125,7 @@ describe("LoginOAuthProvider.saveDiscoveryState", () => {
       serverUrl: MCP,
       oauth: {},
       redirectUrl: "http://127.0.0.1:5/callback",
+      relogin: "log in again",
     });
   };
 

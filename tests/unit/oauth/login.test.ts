@@ -65,7 +65,7 @@ describe("parsePasted", () => {
 });
 
 function provider(store: OAuthStore, redirectUrl: string, oauth = {}) {
-  return new LoginOAuthProvider({ store, serverUrl: MCP, oauth, redirectUrl });
+  return new LoginOAuthProvider({ store, serverUrl: MCP, oauth, redirectUrl, relogin: "log in again" });
 }
 
 describe("LoginOAuthProvider", () => {

@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { NeedsLogin, RefreshUnavailable } from "../../../src/mcp/oauth/errors.ts";
+import { UnsafeAuthorizationServer } from "../../../src/mcp/oauth/discovery.ts";
 import { toRecord } from "../../../src/mcp/oauth/store.ts";
 import { tryLock } from "../../../src/platform/lock.ts";
 
@@ -58,7 +59,12 @@ describe("RuntimeOAuthProvider with the SDK's auth()", () => {
       const before = s.snapshot();
       await assert.rejects(
         s.run(),
-        (err: Error) => err instanceof NeedsLogin && /is now https:\/\/other-auth/.test(err.message),
+        (err: Error) =>
+          err instanceof UnsafeAuthorizationServer &&
+          err.message.includes(
+            `its authorization server is now https://other-auth.example/, but the stored login is from ${AS}; ` +
+              "not refreshing, nothing was sent to https://other-auth.example/",
+          ),
       );
       assert.equal(s.server.tokenCalls().length, 0);
       assert.deepEqual(s.snapshot(), before);
