@@ -55,8 +55,17 @@ export class ServeLog {
  * Findings for exported tools that are not served: each failed upstream with the tools it leaves
  * out is one problem (a failed upstream that leaves nothing out is a warning); a tool no failure
  * explains is a problem of its own, with the reason serve gave. A failure whose reason is one of
- * the `reported` findings (a refusal check found before the start) is not said again.
+ * the `reported` findings (a server refused before the start) is not said again.
  */
+/**
+ * A server check refused before the start (cleartext credentials, a required sandbox), which serve
+ * refused again: its start may word it with more detail (what else the sandbox lacks there).
+ */
+function refusedAbove(f: UpstreamFailure, reported: ReadonlySet<string>): boolean {
+  const head = `refused: mcp_servers.${f.server}:`;
+  return f.reason.startsWith(head) && [...reported].some((r) => r.startsWith(head));
+}
+
 export function missingToolFindings(
   m: Manifest,
   missing: readonly string[],
@@ -72,8 +81,7 @@ export function missingToolFindings(
       (sources.get(t) ?? []).some((s) => s.kind === "upstream" && s.server === f.server)
     );
     for (const t of tools) explained.add(t);
-    if (reported.has(f.reason)) {
-      // refused before it started (cleartext credentials, the sandbox): a problem above already
+    if (refusedAbove(f, reported)) {
       if (tools.length) {
         out.push({
           level: "problem",

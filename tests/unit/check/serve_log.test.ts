@@ -63,4 +63,19 @@ describe("what serve said", () => {
       ["problem", "live: exported but not served: remember (mcp_servers.memory is still starting)"],
     ]);
   });
+
+  it("a server refused before the start is not reported again, however serve words it", () => {
+    const refusal =
+      "refused: mcp_servers.fs: the sandbox is required but files are not confined; it was not started";
+    const reason =
+      "refused: mcp_servers.fs: the sandbox is required but files are not confined; more; it was not started";
+    const failures = [{ server: "fs", reason }, { server: "spare", reason: "refused: mcp_servers.spare: x" }];
+    const f = missingToolFindings(manifest, ["read_file"], failures, new Map(), new Set([refusal]));
+    assert.deepEqual(f.map((x) => [x.level, x.message]), [
+      ["problem", "live: not served, as mcp_servers.fs was refused (above): read_file"],
+      ["warning", "live: mcp_servers.spare could not be started: refused: mcp_servers.spare: x"],
+    ]);
+    const none = missingToolFindings(manifest, [], failures.slice(0, 1), new Map(), new Set([refusal]));
+    assert.deepEqual(none, []);
+  });
 });
