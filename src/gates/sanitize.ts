@@ -5,11 +5,13 @@
  * hyphens, selector runs; emoji flag and ZWJ sequences and the bidi marks right-to-left text needs
  * are kept), protocol-reserved and hermit's own `_meta` keys dropped, credential-like text and a
  * URL's `user:password@` redacted in every string of an error (`redact.ts`), every string and key capped at
- * 2,000,000 characters, binaries at 50 MiB. Pure: a value in, a cleaned copy out.
+ * 2,000,000 characters, binaries at 50 MiB and refused when not what their `mimeType` says
+ * (`media_type.ts`). Pure: a value in, a cleaned copy out.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { stripHidden } from "./unicode.ts";
 import { redactCredentials } from "./redact.ts";
+import { mediaMismatch } from "./media_type.ts";
 
 export { stripHidden } from "./unicode.ts";
 
@@ -213,26 +215,30 @@ function base64Of(s: string): string | undefined {
   return ok ? s : undefined;
 }
 
-/** A block's `data` or `blob` to pass on, or why not (over the cap, or not base64). */
-function payloadOf(key: string, value: string): { ok: string } | { refused: string } {
+/** A block's `data` or `blob` to pass on, or why not (over the cap, not base64, not its `mimeType`). */
+function payloadOf(key: string, value: string, mimeType: unknown): { ok: string } | { refused: string } {
   if (value.length > MAX_BLOB_CHARS) {
     return { refused: `of ${value.length} base64 characters dropped by hermit: over the size cap` };
   }
   const b64 = base64Of(value);
-  return b64 === undefined ? { refused: `dropped by hermit: its ${key} is not base64` } : { ok: b64 };
+  const why = b64 === undefined ? `its ${key} is not base64` : mediaMismatch(key, b64, mimeType);
+  return why ? { refused: `dropped by hermit: ${why}` } : { ok: b64! };
 }
 
 /**
  * A content block or resource contents: `data` and `blob` passed on as they are when they are
- * base64 under the cap, the whole block replaced by a notice when not; an embedded `resource`
- * cleaned as resource contents (once: a resource inside it is data).
+ * base64 under the cap, of the type `mimeType` says (media_type.ts), the whole block replaced by a
+ * notice when not; an embedded `resource` cleaned as resource contents (once: a resource inside
+ * it is data).
  */
 function cleanBlock(block: Block, clean: Clean, embedded = false): Block {
   const b: [string, unknown][] = [];
-  for (const [key, value] of cleanKeys(block, clean)) {
+  const fields = cleanKeys(block, clean);
+  const mimeType = cleanDeep(fields.find(([k]) => k === "mimeType")?.[1], false, clean);
+  for (const [key, value] of fields) {
     if (key === "_meta") continue;
     if ((key === "data" || key === "blob") && typeof value === "string") {
-      const payload = payloadOf(key, value);
+      const payload = payloadOf(key, value, mimeType);
       if ("refused" in payload) {
         const kind = typeof block.type === "string" ? cleanString(block.type, clean) : "content";
         const notice = `[${kind} ${payload.refused}]`;

@@ -86,20 +86,21 @@ describe("sanitize: a value at any depth", () => {
 });
 
 describe("sanitize: data and blob must be base64", () => {
+  // a type whose bytes are not checked (media_type.ts): these are about base64 alone
   const image = (data: string) =>
-    sanitizeResult({ content: [{ type: "image", data, mimeType: "image/png" }] });
+    sanitizeResult({ content: [{ type: "image", data, mimeType: "image/svg+xml" }] });
   const refused = { type: "text", text: "[image dropped by hermit: its data is not base64]" };
 
   it("base64, padded or not, is passed on as it is", () => {
     for (const data of ["", "QQ==", "QUI=", "QUJD", "QQ", "QUI", "ab+/09AZ"]) {
-      assert.deepEqual(image(data).content, [{ type: "image", data, mimeType: "image/png" }], data);
+      assert.deepEqual(image(data).content, [{ type: "image", data, mimeType: "image/svg+xml" }], data);
     }
   });
 
   it("MIME's line-wrapped base64 (Python's encodebytes): passed on unwrapped", () => {
     const wrapped = "QUJD".repeat(19) + "\n" + "QUJD".repeat(19) + "\r\n" + "QQ==\n";
     assert.deepEqual(image(wrapped).content, [
-      { type: "image", data: "QUJD".repeat(38) + "QQ==", mimeType: "image/png" },
+      { type: "image", data: "QUJD".repeat(38) + "QQ==", mimeType: "image/svg+xml" },
     ]);
   });
 
@@ -149,7 +150,7 @@ describe("sanitize: data and blob must be base64", () => {
 
 describe("sanitize: content blocks outside tool results (prompts, sampling requests)", () => {
   it("a prompt's image is checked, and one over the text cap is passed on whole", () => {
-    const large = "QUJD".repeat(750_000);
+    const large = "iVBORw0KGgoA" + "QUJD".repeat(749_997); // a PNG's signature, then filler
     const out = sanitizeValue({
       messages: [
         { role: "user", content: { type: "image", data: "not base64 at all", mimeType: "image/png" } },
