@@ -2,11 +2,13 @@
  * Gate 6, sampling and elicitation requested by an upstream: forwarded to the host only when it
  * supports them, within per-server limits — a sliding one-minute rate window, a timeout, a cap on
  * max tokens and on tool rounds; `includeContext` (other servers' context) dropped. URL-mode
- * elicitation is declined. Pure decisions plus a small
- * rate-window object.
+ * elicitation is declined; a server's form is marked as the server's (`attributedForm`). Pure
+ * decisions plus a small rate-window object.
  */
 import type { CreateMessageRequest, ElicitRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { SamplingPolicy } from "../manifest/types.ts";
+import { foldChar } from "./confusables.ts";
+import { APPROVAL_FIELD } from "./trust.ts";
 
 /** Sliding 60-second window. */
 export class RateWindow {
@@ -98,4 +100,43 @@ export function attributedMessage(server: string, message: string): string {
   return [`MCP server '${server}' asks: ${first}`, ...rest.map((l) => `MCP server '${server}': ${l}`)].join(
     "\n",
   );
+}
+
+/** A field's title or description as the user sees it: every line of it marked with the server. */
+function attributedText(server: string, text: string): string {
+  return text.split(LINE_BREAK).map((l) => `MCP server '${server}': ${l}`).join("\n");
+}
+
+/** A name as it reads: lower case, look-alikes folded to ASCII (an `аpprove` in Cyrillic is `approve`). */
+const readAs = (name: string) => [...name.toLowerCase()].map(foldChar).join("").toLowerCase();
+
+export type FormVerdict = { ok: true; params: ElicitRequest["params"] } | { ok: false; reason: string };
+
+/**
+ * A server's elicitation as the user sees it, so no part of it can pass for hermit's own approval
+ * question (trust.ts): its message attributed (`attributedMessage`), every field titled
+ * `MCP server 'NAME': <its title, or its name>` and its description marked the same way; refused
+ * when a field reads as hermit's own (`approve`, in any case or look-alike letters).
+ */
+export function attributedForm(server: string, params: ElicitRequest["params"]): FormVerdict {
+  const schema = (params as { requestedSchema?: { properties?: Record<string, unknown> } }).requestedSchema;
+  const fields = Object.entries(schema?.properties ?? {});
+  const reserved = fields.find(([name]) => readAs(name) === APPROVAL_FIELD);
+  if (reserved) {
+    return { ok: false, reason: `its field '${reserved[0]}' reads as hermit's own approval field` };
+  }
+  const message = attributedMessage(server, params.message);
+  if (!schema?.properties) return { ok: true, params: { ...params, message } };
+  const properties = Object.fromEntries(fields.map(([name, field]) => {
+    const f = (field && typeof field === "object" ? field : {}) as Record<string, unknown>;
+    const title = attributedText(server, typeof f.title === "string" ? f.title : name);
+    const description = typeof f.description === "string"
+      ? { description: attributedText(server, f.description) }
+      : {};
+    return [name, { ...f, title, ...description }];
+  }));
+  return {
+    ok: true,
+    params: { ...params, message, requestedSchema: { ...schema, properties } } as typeof params,
+  };
 }

@@ -51,6 +51,9 @@ export function foldTrust(value: unknown): Trust {
   return value === "full" || value === undefined ? "full" : "untrusted";
 }
 
+/** The one field of hermit's approval question: no server's elicitation may have one named so. */
+export const APPROVAL_FIELD = "approve";
+
 export interface ApprovalSubject {
   server: string;
   tool: string;
@@ -73,13 +76,13 @@ export function approvalRequest(s: ApprovalSubject): ElicitRequest["params"] | u
     requestedSchema: {
       type: "object",
       properties: {
-        approve: {
+        [APPROVAL_FIELD]: {
           type: "boolean",
           title: `Run ${tool} on ${server}`,
           description: "Tick to allow this one call",
         },
       },
-      required: ["approve"],
+      required: [APPROVAL_FIELD],
     },
   };
 }
@@ -89,7 +92,7 @@ export type ApprovalOutcome = "approved" | "declined" | "cancelled" | "unavailab
 /** Only `accept` with `approve: true` approves; every other answer refuses. */
 export function readApproval(result: ElicitResult | undefined): ApprovalOutcome {
   if (!result) return "failed";
-  if (result.action === "accept") return result.content?.approve === true ? "approved" : "declined";
+  if (result.action === "accept") return result.content?.[APPROVAL_FIELD] === true ? "approved" : "declined";
   return result.action === "decline" ? "declined" : "cancelled";
 }
 

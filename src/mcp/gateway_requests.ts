@@ -17,7 +17,7 @@ import {
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import { messageOf } from "../errors.ts";
-import { attributedMessage, checkElicitation, checkSampling, RateWindow } from "../gates/sampling.ts";
+import { attributedForm, checkElicitation, checkSampling, RateWindow } from "../gates/sampling.ts";
 import { sanitizeValue } from "../gates/sanitize.ts";
 import { type ApprovalOutcome, approvalRequest, readApproval, refusalText } from "../gates/trust.ts";
 import { log } from "../log.ts";
@@ -162,7 +162,10 @@ export class ServerRequests {
       const p = params as ElicitRequest["params"];
       let window = this.#elicitWindows.get(server);
       if (!window) this.#elicitWindows.set(server, window = new RateWindow(config.sampling.maxRpm));
-      const verdict = checkElicitation(p, config.elicitation.enabled, window);
+      // the user is told who asks: a server's question never reads as hermit's own (gate 5's)
+      const form = attributedForm(server, p);
+      const checked = checkElicitation(p, config.elicitation.enabled, window);
+      const verdict = checked.ok ? form : checked;
       if (!verdict.ok || !canAskForms(session)) {
         log.info(
           `mcp_servers.${server}: elicitation declined: ${
@@ -172,8 +175,7 @@ export class ServerRequests {
         return { action: "decline" } satisfies ElicitResult;
       }
       try {
-        // the user is told who asks: a server's question never reads as hermit's own (gate 5's)
-        return await session!.elicit({ ...p, message: attributedMessage(server, p.message) }, {
+        return await session!.elicit(verdict.params, {
           timeoutMs: config.elicitation.timeoutSeconds * 1000,
           signal,
           relatedRequestId,

@@ -337,7 +337,14 @@ describe("gate 4 towards the host: an upstream's sampling and elicitation reques
     assert.equal(p.message, "MCP server 'hostile' asks: Your name?");
     assert.deepEqual(p.requestedSchema, {
       type: "object",
-      properties: { name: { type: "string", description: "your name" } },
+      // every field says which server asks, as the message does
+      properties: {
+        name: {
+          type: "string",
+          title: "MCP server 'hostile': name",
+          description: "MCP server 'hostile': your name",
+        },
+      },
     });
     assert.deepEqual(p._meta, { "com.example.mcp/vendor": "kept" });
   });
