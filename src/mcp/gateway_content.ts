@@ -19,7 +19,7 @@ import type {
 } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
-import { sanitizeContents, sanitizeErrorMessage, sanitizeValue } from "../gates/sanitize.ts";
+import { sanitizeContents, sanitizeErrorMessage, sanitizeValue, stripHidden } from "../gates/sanitize.ts";
 import { mcpMessageOf, messageOf } from "../errors.ts";
 import { type ScanFinding, scanPrompt, scanResource } from "../gates/scan.ts";
 import { log } from "../log.ts";
@@ -36,7 +36,8 @@ export class ContentRouter {
   readonly #contested = new Map<string, string[]>();
   /** Each server's resource templates, from the last listing: a URI they match is theirs. */
   readonly #templates = new Map<string, UriTemplate[]>();
-  readonly #promptOwner = new Map<string, string>();
+  /** A prompt's name as hosts see it (hidden characters stripped) → its server and its own name. */
+  readonly #promptOwner = new Map<string, { server: string; raw: string }>();
   readonly #warned = new Set<string>();
   /** uri → the host sessions subscribed to it (each upstream gets one subscription per uri). */
   readonly #subscribers = new Map<string, Set<SessionPeer>>();
@@ -152,16 +153,20 @@ export class ContentRouter {
     const prompts = [];
     for (const [u, items] of per) {
       for (const p of items) {
-        const first = seen.get(p.name);
+        // names that differ only by hidden characters reach hosts as one: the later is a duplicate
+        const name = stripHidden(p.name);
+        const first = seen.get(name);
         if (first) {
+          const by = first === u.name ? "twice by" : `by mcp_servers.${first} and`;
+          const hidden = name === p.name ? "" : " (the same once hidden characters are stripped)";
           this.#warnOnce(
-            `prompt:${p.name}`,
-            `prompt '${p.name}' is offered by mcp_servers.${first} and mcp_servers.${u.name}; serving the first`,
+            `prompt:${u.name}:${p.name}`,
+            `prompt '${name}' is offered ${by} mcp_servers.${u.name}${hidden}; serving the first`,
           );
           continue;
         }
-        seen.set(p.name, u.name);
-        this.#promptOwner.set(p.name, u.name);
+        seen.set(name, u.name);
+        this.#promptOwner.set(name, { server: u.name, raw: p.name });
         this.#reportScan(u.name, scanPrompt(p));
         prompts.push(sanitizeValue(p));
       }
@@ -171,10 +176,11 @@ export class ContentRouter {
 
   async getPrompt(name: string, args: Record<string, string> | undefined): Promise<GetPromptResult> {
     if (!this.#promptOwner.has(name)) await this.listPrompts();
-    const owner = this.#serving("prompts").find((u) => u.name === this.#promptOwner.get(name));
+    const { server, raw } = this.#promptOwner.get(name) ?? {};
+    const owner = this.#serving("prompts").find((u) => u.name === server);
     if (!owner) throw new McpError(ErrorCode.InvalidParams, `unknown prompt '${name}'`);
     try {
-      return sanitizeValue(await owner.withClient((c) => c.getPrompt({ name, arguments: args })));
+      return sanitizeValue(await owner.withClient((c) => c.getPrompt({ name: raw!, arguments: args })));
     } catch (err) {
       throw cleanError(err);
     }
@@ -184,7 +190,9 @@ export class ContentRouter {
   async complete(params: CompleteRequest["params"]): Promise<CompleteResult> {
     const ref = params.ref as { type: string; name?: string; uri?: string };
     if (ref.type === "ref/prompt" && ref.name && !this.#promptOwner.has(ref.name)) await this.listPrompts();
-    const owner = ref.type === "ref/prompt" ? this.#promptOwner.get(ref.name ?? "") : undefined;
+    const prompt = ref.type === "ref/prompt" ? this.#promptOwner.get(ref.name ?? "") : undefined;
+    const owner = prompt?.server;
+    if (prompt) params = { ...params, ref: { ...ref, name: prompt.raw } as typeof params.ref };
     const candidates = [...this.#upstreams()].filter((u) =>
       u.capabilities?.completions && (!owner || u.name === owner)
     );

@@ -11,6 +11,9 @@
  * - an image or audio whose bytes are not what its mimeType says (a PNG as image/jpeg, text as
  *   image/png) reached the host, whose provider then refused the conversation's every model call.
  *   Now it is replaced by a text block too.
+ * - prompts whose names differ only by hidden characters were all listed, under one name once
+ *   cleaned, and one whose name had any could not be got (its cleaned name was unknown). Now the
+ *   later is refused as a duplicate, and a get goes to its server under the name it listed.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -159,6 +162,38 @@ mcp_servers:
       const image = messages[1].content as { data: string };
       assert.equal(image.data.length, large.length);
       assert.ok(image.data === large, "the image's data is passed on as it was");
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("prompts whose names differ only by hidden characters: the later is a duplicate, the first served", async () => {
+    const dir = path.join(tmp.path, "hidden-names");
+    mkdirSync(dir);
+    const server = (name: string, prompts: string[]) =>
+      `{ command: node, args: [${JSON.stringify(scripted)}], env: ${
+        JSON.stringify({ PROMPTS: "1", NAME: name, PROMPT_NAMES: JSON.stringify(prompts) })
+      } }`;
+    writeFileSync(
+      path.join(dir, "hermit.yaml"),
+      `name: hidden-names
+mcp_servers:
+  a: ${server("a", ["greet", "greet\u200B"])}
+  b: ${server("b", ["gr\u200Beet", "no\u2060te"])}
+`,
+    );
+    const s = await connectServe(dir);
+    reaper.track(s.pid);
+    try {
+      const { prompts } = await s.client.listPrompts(undefined, { timeout: 60_000 });
+      assert.deepEqual(prompts.map((p) => p.name), ["greet", "note"]);
+      const got = async (name: string) => {
+        const { messages } = await s.client.getPrompt({ name }, { timeout: 60_000 });
+        return (messages[0].content as { text: string }).text;
+      };
+      assert.equal(await got("greet"), "a got greet");
+      // the name its server listed, hidden character and all: the one it knows
+      assert.equal(await got("note"), "b got no<U+2060>te");
     } finally {
       await s.close();
     }
