@@ -3,9 +3,9 @@
  * and its manifest entry allows them (`tools.resources`, `tools.prompts`, both on by default).
  * Lists are merged across servers; reads, subscriptions and gets go to the one server that owns
  * the item (listed it, or a template of its matches it), never to the others when it fails; a
- * resource URI two servers list is served by neither (as a tool offered twice is not).
- * Everything returned is sanitized (gate 4); prompts, resources and resource templates are scanned
- * (gate 3) when listed, each finding logged once.
+ * resource URI two servers list is served by neither (as a tool offered twice is not). Names and
+ * URIs compare as hosts see them, hidden characters stripped; the owner is asked with its own.
+ * Everything returned is sanitized (gate 4); prompts, resources and templates are scanned (gate 3).
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type {
@@ -20,7 +20,8 @@ import type {
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import { sanitizeContents, sanitizeErrorMessage, sanitizeValue, stripHidden } from "../gates/sanitize.ts";
-import { mcpMessageOf, messageOf } from "../errors.ts";
+import { messageOf } from "../errors.ts";
+import { cleanError, contestedLine } from "./gateway_content_errors.ts";
 import { type ScanFinding, scanPrompt, scanResource } from "../gates/scan.ts";
 import { log } from "../log.ts";
 import type { SessionPeer } from "./gateway_requests.ts";
@@ -32,6 +33,8 @@ type Kind = "resources" | "prompts";
 export class ContentRouter {
   readonly #upstreams: () => Iterable<UpstreamConnection>;
   readonly #resourceOwner = new Map<string, string>();
+  /** A listed URI as hosts see it → as its server listed it, when they differ (hidden characters). */
+  readonly #rawUri = new Map<string, string>();
   /** URIs more than one server listed (in the last listing), and which: served by none of them. */
   readonly #contested = new Map<string, string[]>();
   /** Each server's resource templates, from the last listing: a URI they match is theirs. */
@@ -86,25 +89,31 @@ export class ContentRouter {
       const r = await c.listResources(cursor ? { cursor } : undefined);
       return { items: r.resources, next: r.nextCursor };
     }, runningOnly);
-    // a URI two servers list is served by neither: the later one took the first one's reads
+    // a URI two servers list is served by neither: the later one took the first one's reads; URIs
+    // compare as hosts see them, hidden characters stripped
     const listers = new Map<string, string[]>();
     for (const [u, items] of per) {
       for (const r of items) {
-        const names = listers.get(r.uri) ?? [];
-        if (!names.includes(u.name)) listers.set(r.uri, [...names, u.name]);
+        const names = listers.get(stripHidden(r.uri)) ?? [];
+        if (!names.includes(u.name)) listers.set(stripHidden(r.uri), [...names, u.name]);
       }
     }
+    const served = new Set<string>();
     const resources = per.flatMap(([u, items]) =>
       items.flatMap((r) => {
-        const names = listers.get(r.uri)!;
+        const uri = stripHidden(r.uri);
+        const names = listers.get(uri)!;
         if (names.length > 1) {
-          this.#contested.set(r.uri, names);
-          this.#resourceOwner.delete(r.uri);
-          this.#warnOnce(`resource:${r.uri}`, contestedLine(r.uri, names));
+          this.#contested.set(uri, names);
+          this.#resourceOwner.delete(uri);
+          this.#warnOnce(`resource:${uri}`, contestedLine(uri, names));
           return [];
         }
-        this.#contested.delete(r.uri);
-        this.#resourceOwner.set(r.uri, u.name);
+        if (served.has(uri)) return []; // listed twice by its server: the first is served
+        served.add(uri);
+        this.#contested.delete(uri);
+        this.#resourceOwner.set(uri, u.name);
+        if (uri !== r.uri) this.#rawUri.set(uri, r.uri);
         this.#reportScan(u.name, scanResource(r));
         return [sanitizeValue(r)];
       })
@@ -137,7 +146,8 @@ export class ContentRouter {
   async readResource(uri: string): Promise<ReadResourceResult> {
     const owner = await this.#ownerOf(uri);
     try {
-      return sanitizeContents(await owner.withClient((c) => c.readResource({ uri })));
+      const raw = this.#rawUri.get(uri) ?? uri;
+      return sanitizeContents(await owner.withClient((c) => c.readResource({ uri: raw })));
     } catch (err) {
       throw cleanError(err);
     }
@@ -213,7 +223,8 @@ export class ContentRouter {
     const subs = this.#subscribers.get(uri) ?? new Set();
     if (subs.size === 0) {
       const owner = await this.#ownerOf(uri);
-      await owner.withClient((c) => c.subscribeResource({ uri })).catch((err) => {
+      const raw = this.#rawUri.get(uri) ?? uri;
+      await owner.withClient((c) => c.subscribeResource({ uri: raw })).catch((err) => {
         throw cleanError(err);
       });
     }
@@ -226,7 +237,9 @@ export class ContentRouter {
     if (!subs?.delete(peer) || subs.size > 0) return;
     this.#subscribers.delete(uri);
     const owner = await this.#ownerOf(uri).catch(() => undefined);
-    await owner?.withClient((c) => c.unsubscribeResource({ uri })).catch(() => {});
+    await owner?.withClient((c) => c.unsubscribeResource({ uri: this.#rawUri.get(uri) ?? uri })).catch(
+      () => {},
+    );
   }
 
   /** A session is gone: drop its subscriptions. */
@@ -236,7 +249,7 @@ export class ContentRouter {
 
   /** `notifications/resources/updated` from an upstream, to the sessions subscribed to that uri. */
   updated(params: Record<string, unknown>): void {
-    const subs = this.#subscribers.get(String(params.uri));
+    const subs = this.#subscribers.get(stripHidden(String(params.uri)));
     const clean = sanitizeValue(params);
     for (const peer of subs ?? []) void peer.notify("notifications/resources/updated", clean).catch(() => {});
   }
@@ -285,18 +298,4 @@ export class ContentRouter {
     this.#warned.add(key);
     log.warn(message);
   }
-}
-
-function contestedLine(uri: string, servers: string[]): string {
-  const by = servers.map((s) => `mcp_servers.${s}`).join(" and ");
-  return `resource ${sanitizeErrorMessage(uri)} is listed by ${by}: served by neither`;
-}
-
-/** An upstream's error on its way to a host: its code kept, its message sanitized (gate 4). */
-function cleanError(err: unknown): Error {
-  const code = (err as { code?: unknown }).code;
-  const message = sanitizeErrorMessage(mcpMessageOf(err));
-  return Object.assign(new Error(message), {
-    code: typeof code === "number" ? code : ErrorCode.InternalError,
-  });
 }

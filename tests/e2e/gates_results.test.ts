@@ -11,9 +11,11 @@
  * - an image or audio whose bytes are not what its mimeType says (a PNG as image/jpeg, text as
  *   image/png) reached the host, whose provider then refused the conversation's every model call.
  *   Now it is replaced by a text block too.
- * - prompts whose names differ only by hidden characters were all listed, under one name once
- *   cleaned, and one whose name had any could not be got (its cleaned name was unknown). Now the
- *   later is refused as a duplicate, and a get goes to its server under the name it listed.
+ * - prompts whose names (resources whose URIs) differ only by hidden characters were all listed,
+ *   under one name once cleaned, and one whose name had any could not be got (its cleaned name was
+ *   unknown). Now the later prompt is refused as a duplicate, a URI two servers list that way is
+ *   served by neither (as one they both list), and a get or read goes to its server under the
+ *   name it listed.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -167,19 +169,25 @@ mcp_servers:
     }
   });
 
-  it("prompts whose names differ only by hidden characters: the later is a duplicate, the first served", async () => {
+  it("prompts and resources whose names differ only by hidden characters: one name, served once", async () => {
     const dir = path.join(tmp.path, "hidden-names");
     mkdirSync(dir);
-    const server = (name: string, prompts: string[]) =>
+    const server = (name: string, prompts: string[], resources: string[] = []) =>
       `{ command: node, args: [${JSON.stringify(scripted)}], env: ${
-        JSON.stringify({ PROMPTS: "1", NAME: name, PROMPT_NAMES: JSON.stringify(prompts) })
+        JSON.stringify({
+          PROMPTS: "1",
+          RESOURCES: "1",
+          NAME: name,
+          PROMPT_NAMES: JSON.stringify(prompts),
+          RESOURCE_URIS: JSON.stringify(resources),
+        })
       } }`;
     writeFileSync(
       path.join(dir, "hermit.yaml"),
       `name: hidden-names
 mcp_servers:
-  a: ${server("a", ["greet", "greet\u200B"])}
-  b: ${server("b", ["gr\u200Beet", "no\u2060te"])}
+  a: ${server("a", ["greet", "greet\u200B"], ["s://one", "s://one\u200B", "s://both"])}
+  b: ${server("b", ["gr\u200Beet", "no\u2060te"], ["s://tw\u2060o", "s://bo\u200Bth"])}
 `,
     );
     const s = await connectServe(dir);
@@ -194,6 +202,14 @@ mcp_servers:
       assert.equal(await got("greet"), "a got greet");
       // the name its server listed, hidden character and all: the one it knows
       assert.equal(await got("note"), "b got no<U+2060>te");
+      // resources the same: a URI two servers list (once cleaned) is served by neither
+      const { resources } = await s.client.listResources(undefined, { timeout: 60_000 });
+      assert.deepEqual(resources.map((r) => r.uri), ["s://one", "s://two"]);
+      const read = async (uri: string) =>
+        ((await s.client.readResource({ uri }, { timeout: 60_000 })).contents[0] as { text: string }).text;
+      assert.equal(await read("s://one"), "a read s://one");
+      assert.equal(await read("s://two"), "b read s://tw<U+2060>o");
+      await assert.rejects(read("s://both"), /s:\/\/both is listed by mcp_servers\.a and mcp_servers\.b/);
     } finally {
       await s.close();
     }
