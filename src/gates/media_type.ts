@@ -1,9 +1,11 @@
 /**
  * Gate 4, an image's or audio's bytes against its `mimeType`: the magic bytes of the common types
  * (PNG, JPEG, GIF, WebP; WAV, MP3, Ogg, FLAC, M4A) read from a short decoded prefix of the base64.
- * A PNG labelled `image/jpeg`, or text labelled `image/png`, makes a provider refuse the host's
- * next model call for the whole conversation; it is refused here instead. A type without a
- * reliable signature (SVG, AAC, WebM, …) is not checked. Pure; about a microsecond a payload.
+ * A PNG labelled `image/jpeg` makes a provider refuse the host's next model call for the whole
+ * conversation: the label is corrected to what the bytes are (many servers call every image
+ * `image/png`). Bytes of no known type under a checked label (text labelled `image/png`), or an
+ * audio file labelled as an image, are refused. A type without a reliable signature (SVG, AAC,
+ * WebM, …) is not checked. Pure; about a microsecond a payload.
  */
 
 /** Bytes at an offset, each compared under its `mask` (all bits when there is none). */
@@ -13,9 +15,10 @@ const ascii = (s: string, at = 0): Signature => ({ at, bytes: [...s].map((c) => 
 const RIFF = (form: string) => [ascii("RIFF"), ascii(form, 8)];
 
 /** Each known type: every one of the signatures of one of its alternatives must match. */
-const KNOWN: Record<string, { name: string; alternatives: Signature[][] }> = {};
+const KNOWN: Record<string, { name: string; mime: string; alternatives: Signature[][] }> = {};
+/** A type's names; the first is the one a corrected label gets. */
 function known(types: string[], name: string, ...alternatives: Signature[][]): void {
-  for (const t of types) KNOWN[t] = { name, alternatives };
+  for (const t of types) KNOWN[t] = { name, mime: types[0], alternatives };
 }
 known(["image/png"], "PNG", [{ at: 0, bytes: [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] }]);
 known(["image/jpeg", "image/jpg", "image/pjpeg"], "JPEG", [{ at: 0, bytes: [0xff, 0xd8, 0xff] }]);
@@ -50,17 +53,24 @@ function headOf(base64: string): Uint8Array {
 }
 
 /**
- * Why a payload is not what its `mimeType` says (`of its data is PNG, not the image/jpeg its
- * mimeType says`), or undefined when it is, or when the type is not one checked.
+ * A payload against its `mimeType`: undefined when it is that type, or the type is not one
+ * checked; `relabel` when it is another known type of the same kind (an image, audio); `refused`
+ * (`its data is not the image/png its mimeType says`) otherwise.
  */
-export function mediaMismatch(key: string, base64: string, mimeType: unknown): string | undefined {
+export function mediaMismatch(
+  key: string,
+  base64: string,
+  mimeType: unknown,
+): { relabel: string } | { refused: string } | undefined {
   if (typeof mimeType !== "string") return undefined;
   const claimed = mimeType.split(";")[0].trim().toLowerCase();
   const type = KNOWN[claimed];
   if (!type) return undefined;
   const head = headOf(base64);
   if (isType(head, type)) return undefined;
-  const actual = Object.values(KNOWN).find((t) => isType(head, t))?.name;
-  const what = actual ? `is ${actual}, not` : "is not";
-  return `its ${key} ${what} the ${claimed} its mimeType says`;
+  const actual = Object.values(KNOWN).find((t) => isType(head, t));
+  const kind = (mime: string) => mime.slice(0, mime.indexOf("/"));
+  if (actual && kind(actual.mime) === kind(claimed)) return { relabel: actual.mime };
+  const what = actual ? `is ${actual.name}, not` : "is not";
+  return { refused: `its ${key} ${what} the ${claimed} its mimeType says` };
 }

@@ -4,21 +4,20 @@
  * string and object key (unicode.ts: TAG characters, bidi controls, zero-width characters, soft
  * hyphens, selector runs; emoji flag and ZWJ sequences and the bidi marks right-to-left text needs
  * are kept), protocol-reserved and hermit's own `_meta` keys dropped, credential-like text and a
- * URL's `user:password@` redacted in every string of an error (`redact.ts`), every string and key capped at
- * 2,000,000 characters, binaries at 50 MiB and refused when not what their `mimeType` says
- * (`media_type.ts`). Pure: a value in, a cleaned copy out.
+ * URL's `user:password@` redacted in every string of an error (`redact.ts`), every string and key
+ * capped at 2,000,000 characters; binaries passed only as base64 under 50 MiB of the type their
+ * `mimeType` says (`payload.ts`). Pure: a value in, a cleaned copy out.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { stripHidden } from "./unicode.ts";
 import { redactCredentials } from "./redact.ts";
-import { mediaMismatch } from "./media_type.ts";
+import { payloadOf } from "./payload.ts";
 
 export { stripHidden } from "./unicode.ts";
+export { MAX_BLOB_CHARS } from "./payload.ts";
 
 /** Hermes's hard cap on text (`_MCP_HARD_RESULT_CAP_CHARS`): head 40 %, tail 60 %. */
 export const MAX_TEXT_CHARS = 2_000_000;
-/** Binary payloads (base64) larger than this are replaced by a notice. */
-export const MAX_BLOB_CHARS = 50 * 1024 * 1024;
 
 /**
  * A `_meta` key is reserved for MCP when its prefix (before `/`) is, in either of the spec's
@@ -196,45 +195,17 @@ function otherFields(o: object, handled: string[], clean: Clean): Record<string,
   return cleanDeep(Object.fromEntries(rest), true, clean);
 }
 
-const NOT_BASE64 = /[^A-Za-z0-9+/=]/;
-/** MIME's wrapping (RFC 2045, Python's `encodebytes`): lines of base64, each ended by one break. */
-const WRAPPED_BASE64 = /^(?:[A-Za-z0-9+/=]+\r?\n)*[A-Za-z0-9+/=]*$/;
-
-/**
- * Base64 as RFC 4648 writes it, what `data` and `blob` are: its alphabet, padding optional but only
- * at the end (about 15 ms for 10 MB; an anchored pattern is 5 times slower in V8); MIME's
- * line-wrapped form is taken unwrapped. The base64 to pass on, or undefined when it is none.
- */
-function base64Of(s: string): string | undefined {
-  if (NOT_BASE64.test(s)) {
-    if (!WRAPPED_BASE64.test(s)) return undefined;
-    s = s.replace(/\r?\n/g, "");
-  }
-  const pad = s.indexOf("=");
-  const ok = pad < 0 ? s.length % 4 !== 1 : s.length % 4 === 0 && pad >= s.length - 2 && s.endsWith("=");
-  return ok ? s : undefined;
-}
-
-/** A block's `data` or `blob` to pass on, or why not (over the cap, not base64, not its `mimeType`). */
-function payloadOf(key: string, value: string, mimeType: unknown): { ok: string } | { refused: string } {
-  if (value.length > MAX_BLOB_CHARS) {
-    return { refused: `of ${value.length} base64 characters dropped by hermit: over the size cap` };
-  }
-  const b64 = base64Of(value);
-  const why = b64 === undefined ? `its ${key} is not base64` : mediaMismatch(key, b64, mimeType);
-  return why ? { refused: `dropped by hermit: ${why}` } : { ok: b64! };
-}
-
 /**
  * A content block or resource contents: `data` and `blob` passed on as they are when they are
- * base64 under the cap, of the type `mimeType` says (media_type.ts), the whole block replaced by a
- * notice when not; an embedded `resource` cleaned as resource contents (once: a resource inside
+ * base64 under the cap, of the type `mimeType` says (media_type.ts; another image or audio type's
+ * bytes get their own label), the whole block replaced by a notice when not; an embedded `resource` cleaned as resource contents (once: a resource inside
  * it is data).
  */
 function cleanBlock(block: Block, clean: Clean, embedded = false): Block {
   const b: [string, unknown][] = [];
   const fields = cleanKeys(block, clean);
   const mimeType = cleanDeep(fields.find(([k]) => k === "mimeType")?.[1], false, clean);
+  let relabel: string | undefined;
   for (const [key, value] of fields) {
     if (key === "_meta") continue;
     if ((key === "data" || key === "blob") && typeof value === "string") {
@@ -248,6 +219,7 @@ function cleanBlock(block: Block, clean: Clean, embedded = false): Block {
           : { type: "text", text: notice };
       }
       b.push([key, payload.ok]);
+      if (payload.mimeType) relabel = payload.mimeType;
     } else if (
       key === "resource" && !embedded && value && typeof value === "object" && !Array.isArray(value)
     ) {
@@ -256,7 +228,9 @@ function cleanBlock(block: Block, clean: Clean, embedded = false): Block {
   }
   const meta = cleanMeta(block._meta, clean);
   if (meta) b.push(["_meta", meta]);
-  return Object.fromEntries(b);
+  const out = Object.fromEntries(b);
+  if (relabel) out.mimeType = relabel;
+  return out;
 }
 
 /**
