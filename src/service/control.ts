@@ -14,6 +14,7 @@ import { isAlive, processStartTime } from "../platform/proc.ts";
 import {
   checkEndpoint,
   type Endpoint,
+  fetchFor,
   removeEndpoint,
   trustedEndpoint,
   type UpstreamStatus,
@@ -136,7 +137,8 @@ function signal(ep: Endpoint, sig: NodeJS.Signals): void {
 
 async function requestStop(ep: Endpoint): Promise<void> {
   try {
-    const res = await fetch(new URL("/hermit/stop", ep.url), {
+    // as the relay does: a loopback service directly, never through HTTP_PROXY (the token)
+    const res = await fetchFor(ep.url)(new URL("/hermit/stop", ep.url).href, {
       method: "POST",
       headers: { authorization: `Bearer ${ep.token}` },
       signal: AbortSignal.timeout(3000),

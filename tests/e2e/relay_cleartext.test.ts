@@ -2,8 +2,9 @@
  * The service's token never goes in cleartext to another host: a relay (`hermit serve DIR
  * --serve-url URL` with `--token-file` or `HERMIT_SERVE_TOKEN`) and `deploy --serve-url` refuse a
  * plain `http://` URL off loopback in one line, exit 2, before anything is sent or written; and
- * `check` reports a `serve.command` that would do it. The other host is a listener on this
- * machine's own non-loopback address (tests/helpers/other_host.ts), which records what arrives.
+ * `check` reports a `serve.command` that would do it. `hermit stop` asks the service on loopback
+ * directly, never through `HTTP_PROXY`. The other host is a listener on this machine's own
+ * non-loopback address (tests/helpers/other_host.ts), which records what arrives.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -12,6 +13,8 @@ import path from "node:path";
 import process from "node:process";
 import { runHermit } from "../helpers/hermit.ts";
 import { type OtherHost, startOtherHost } from "../helpers/other_host.ts";
+import { Reaper } from "../helpers/procs.ts";
+import { startService } from "../helpers/service.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const TOKEN = "t".repeat(32);
@@ -87,5 +90,38 @@ describe("--serve-url on plain http to another host", () => {
       /passes --serve-url http:\/\/\S+\/mcp, plain http to another host, so every host session started with it would send the token across the network in cleartext/,
     );
     assert.deepEqual(other.seen, []);
+  });
+});
+
+describe("hermit stop with a proxy set", () => {
+  const tmp = tempDir("hermit-stop-proxy-");
+  const reaper = new Reaper();
+  let proxy: OtherHost;
+  before(async () => {
+    proxy = await startOtherHost();
+  });
+  after(async () => {
+    await reaper.reap();
+    await proxy.close();
+    tmp.cleanup();
+  });
+
+  it("asks the service on loopback directly: its token never goes to HTTP_PROXY", async () => {
+    writeFileSync(
+      path.join(tmp.path, "hermit.yaml"),
+      "name: stopped\nexports: { tools: [hi] }\ntools:\n  hi: { description: hi, run: [echo, hi] }\n",
+    );
+    const svc = await startService(tmp.path, {}, { reaper });
+    const env = {
+      ...process.env,
+      HTTP_PROXY: proxy.base,
+      http_proxy: proxy.base,
+      NO_PROXY: "",
+      no_proxy: "",
+    };
+    const r = await runHermit(["stop", tmp.path], { env, timeoutMs: 30_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(proxy.seen.filter((a) => a.authorization?.includes(svc.token)), []);
+    assert.deepEqual(proxy.seen, []);
   });
 });
